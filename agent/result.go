@@ -1,0 +1,129 @@
+package agent
+
+import (
+	"encoding/base64"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/forgebox/forgebox/sandbox"
+)
+
+// RunResult is the JSON object `forgebox run --json` prints.
+type RunResult struct {
+	Argv       []string `json:"argv,omitempty"`
+	Command    string   `json:"command,omitempty"`
+	Cwd        string   `json:"cwd"`
+	Workspace  string   `json:"workspace,omitempty"`
+	ExitCode   int      `json:"exit_code"`
+	Signal     *string  `json:"signal"`
+	TimedOut   bool     `json:"timed_out"`
+	DurationMS float64  `json:"duration_ms"`
+
+	Stdout          string `json:"stdout"`
+	Stderr          string `json:"stderr"`
+	StdoutBytes     int64  `json:"stdout_bytes"`
+	StderrBytes     int64  `json:"stderr_bytes"`
+	StdoutTruncated bool   `json:"stdout_truncated"`
+	StderrTruncated bool   `json:"stderr_truncated"`
+	// StdoutBase64 and StderrBase64 appear only when the kept bytes are
+	// not valid UTF-8; they hold those bytes exactly (head then tail).
+	StdoutBase64 string `json:"stdout_base64,omitempty"`
+	StderrBase64 string `json:"stderr_base64,omitempty"`
+
+	Usage    *Usage            `json:"usage,omitempty"`
+	Enforced *sandbox.Enforced `json:"enforced,omitempty"`
+	Warnings []string          `json:"warnings"`
+	Error    *Error            `json:"error,omitempty"`
+	// Timeline is the launch's cost breakdown, with --trace.
+	Timeline []sandbox.Phase `json:"timeline,omitempty"`
+}
+
+// Usage is the command's resource use.
+type Usage struct {
+	UserMS      float64 `json:"user_ms"`
+	SystemMS    float64 `json:"system_ms"`
+	MaxRSSBytes int64   `json:"max_rss_bytes"`
+}
+
+// Error explains why a command did not run. Code is one of: invalid,
+// unavailable, setup_failed, not_found, not_executable, internal.
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Layer   string `json:"layer,omitempty"`
+	Step    string `json:"step,omitempty"`
+	Errno   string `json:"errno,omitempty"`
+	Hint    string `json:"hint,omitempty"`
+}
+
+// FromResult renders a finished run.
+func FromResult(r *sandbox.Result) RunResult {
+	out := RunResult{
+		ExitCode:   r.ExitCode,
+		TimedOut:   r.TimedOut,
+		DurationMS: float64(r.Duration.Microseconds()) / 1000,
+		Usage: &Usage{
+			UserMS:      float64(r.Usage.UserTime.Microseconds()) / 1000,
+			SystemMS:    float64(r.Usage.SystemTime.Microseconds()) / 1000,
+			MaxRSSBytes: r.Usage.MaxRSSBytes,
+		},
+		Warnings: nonNil(r.Warnings),
+	}
+	if r.Signal != "" {
+		s := r.Signal
+		out.Signal = &s
+	}
+	enf := r.Enforced
+	out.Enforced = &enf
+	out.Stdout, out.StdoutBase64 = Text(r.Stdout)
+	out.Stderr, out.StderrBase64 = Text(r.Stderr)
+	out.StdoutBytes, out.StdoutTruncated = r.Stdout.Total, r.Stdout.Truncated()
+	out.StderrBytes, out.StderrTruncated = r.Stderr.Total, r.Stderr.Truncated()
+	return out
+}
+
+// Text renders captured output as a JSON-safe string: valid UTF-8 passes
+// unchanged, each byte that is not part of valid UTF-8 becomes U+FFFD, and
+// a dropped middle is marked "[forgebox: N bytes omitted]". When any byte
+// was replaced, the exact kept bytes are returned in base64 as well.
+func Text(c sandbox.Captured) (text, b64 string) {
+	kept := append(append([]byte{}, c.Head...), c.Tail...)
+	var b strings.Builder
+	valid := writeValid(&b, c.Head)
+	if c.Omitted > 0 {
+		fmt.Fprintf(&b, "\n[forgebox: %d bytes omitted]\n", c.Omitted)
+	}
+	if !writeValid(&b, c.Tail) {
+		valid = false
+	}
+	if !valid {
+		b64 = base64.StdEncoding.EncodeToString(kept)
+	}
+	return b.String(), b64
+}
+
+func writeValid(b *strings.Builder, p []byte) bool {
+	if utf8.Valid(p) {
+		b.Write(p)
+		return true
+	}
+	for len(p) > 0 {
+		r, n := utf8.DecodeRune(p)
+		if r == utf8.RuneError && n <= 1 {
+			b.WriteRune(utf8.RuneError)
+			p = p[1:]
+			continue
+		}
+		b.Write(p[:n])
+		p = p[n:]
+	}
+	return false
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}

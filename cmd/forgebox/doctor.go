@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/forgebox/forgebox/sandbox"
+)
+
+// doctorReport is the JSON of forgebox doctor: the host's report plus the
+// fix for each missing piece.
+type doctorReport struct {
+	sandbox.Report
+	Fixes map[string]string `json:"fixes"`
+}
+
+func (e env) doctor(args []string) int {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	if err := fs.Parse(args); err != nil {
+		e.errorf("doctor: %v", err)
+		return exitForgebox
+	}
+	r := sandbox.Diagnose(context.Background())
+	fixes := map[string]string{}
+	for _, c := range r.Checks {
+		if !c.OK {
+			fixes[c.Name] = fixFor(c, r)
+		}
+	}
+	if *jsonOut {
+		e.printJSON(doctorReport{Report: r, Fixes: fixes})
+	} else {
+		w := e.stdout
+		fmt.Fprintf(w, "forgebox %s on %s %s, user %s", version, r.OS, r.Kernel, r.User)
+		if r.Container != "" {
+			fmt.Fprintf(w, ", inside a %s container", r.Container)
+		}
+		fmt.Fprintln(w)
+		for _, c := range r.Checks {
+			mark := "ok     "
+			if !c.OK {
+				mark = "MISSING"
+			}
+			fmt.Fprintf(w, "  %s %-16s %s\n", mark, c.Name, c.Detail)
+			if fix := fixes[c.Name]; fix != "" {
+				fmt.Fprintf(w, "          fix: %s\n", fix)
+			}
+		}
+		if len(r.WillEnforce) > 0 {
+			fmt.Fprintln(w, "forgebox run will enforce:")
+			for _, s := range r.WillEnforce {
+				fmt.Fprintf(w, "  - %s\n", s)
+			}
+		}
+	}
+	if c, ok := r.Find(sandbox.CheckSandbox); !ok || !c.OK {
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,69 @@
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// listFlag collects a repeatable flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// sizeFlag is a byte count: 1048576, 512k, 64KiB, 1M, 2MiB, 1G.
+type sizeFlag struct {
+	n   int64
+	set bool
+}
+
+func (s *sizeFlag) String() string { return strconv.FormatInt(s.n, 10) }
+
+func (s *sizeFlag) Set(v string) error {
+	n, err := parseSize(v)
+	if err != nil {
+		return err
+	}
+	s.n, s.set = n, true
+	return nil
+}
+
+func parseSize(v string) (int64, error) {
+	t := strings.TrimSpace(strings.ToLower(v))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"kib", 1 << 10}, {"mib", 1 << 20}, {"gib", 1 << 30}, {"kb", 1 << 10}, {"mb", 1 << 20}, {"gb", 1 << 30},
+		{"k", 1 << 10}, {"m", 1 << 20}, {"g", 1 << 30}, {"b", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+	if err != nil || n < 0 || n > (1<<62)/mult {
+		return 0, fmt.Errorf("invalid size %q (want a byte count such as 65536, 512k or 1MiB)", v)
+	}
+	return n * mult, nil
+}
+
+// durationFlag is a Go duration (30s, 2m, 1h30m) or a number of seconds.
+type durationFlag struct{ d time.Duration }
+
+func (d *durationFlag) String() string { return d.d.String() }
+
+func (d *durationFlag) Set(v string) error {
+	if secs, err := strconv.ParseFloat(v, 64); err == nil && secs >= 0 && secs < 1e9 {
+		d.d = time.Duration(secs * float64(time.Second))
+		return nil
+	}
+	t, err := time.ParseDuration(v)
+	if err != nil || t < 0 {
+		return fmt.Errorf("invalid duration %q (want 30s, 5m, 1h or a number of seconds)", v)
+	}
+	d.d = t
+	return nil
+}

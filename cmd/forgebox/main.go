@@ -1,0 +1,81 @@
+// Command forgebox runs an AI agent's shell commands in a sandbox.
+//
+// Exit codes: the command's own status; 128+N when signal N killed it; 124
+// on timeout; 125 for a forgebox error (bad flags, setup failure, missing
+// kernel feature); 126 when the command cannot be executed or is denied;
+// 127 when it is not found.
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/forgebox/forgebox/sandbox"
+)
+
+// version is set at build time with -ldflags "-X main.version=...".
+var version = "dev"
+
+const (
+	exitTimeout       = 124
+	exitForgebox      = 125
+	exitNotExecutable = 126
+	exitNotFound      = 127
+)
+
+func main() {
+	// The sandbox child is taken over by a C constructor before Go starts
+	// (sandbox/init_linux.c). Arriving here with its verb means this
+	// binary lacks it: refuse rather than run anything unsandboxed.
+	if len(os.Args) > 1 && os.Args[1] == sandbox.ChildVerb {
+		fmt.Fprintln(os.Stderr, "forgebox: this binary cannot start sandboxes (built without cgo); rebuild it with CGO_ENABLED=1")
+		os.Exit(exitForgebox)
+	}
+	os.Exit(dispatch(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+type env struct {
+	stdin          *os.File
+	stdout, stderr *os.File
+}
+
+func dispatch(args []string, stdin, stdout, stderr *os.File) int {
+	e := env{stdin: stdin, stdout: stdout, stderr: stderr}
+	if len(args) == 0 {
+		usage(stderr)
+		return exitForgebox
+	}
+	switch args[0] {
+	case "run":
+		return e.run(args[1:])
+	case "doctor":
+		return e.doctor(args[1:])
+	case "version", "--version":
+		fmt.Fprintf(stdout, "forgebox %s\n", version)
+		return 0
+	case "help", "-h", "--help":
+		usage(stdout)
+		return 0
+	}
+	fmt.Fprintf(stderr, "forgebox: unknown command %q; run forgebox help\n", args[0])
+	return exitForgebox
+}
+
+func usage(w io.Writer) {
+	fmt.Fprint(w, `forgebox runs commands in a sandbox.
+
+Usage:
+  forgebox run [flags] -- PROGRAM [ARGS...]   run a program
+  forgebox run [flags] -c 'COMMAND LINE'      run a command line with bash (or sh)
+  forgebox doctor [--json]                    report what this host supports
+  forgebox version
+
+Run forgebox run --help for the flags.
+`)
+}
+
+// errorf prints a message in forgebox's voice.
+func (e env) errorf(format string, args ...any) {
+	fmt.Fprintf(e.stderr, "forgebox: "+format+"\n", args...)
+}

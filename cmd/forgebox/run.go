@@ -1,0 +1,228 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/forgebox/forgebox/agent"
+	"github.com/forgebox/forgebox/sandbox"
+	"golang.org/x/term"
+)
+
+const runUsage = `Usage:
+  forgebox run [flags] -- PROGRAM [ARGS...]
+  forgebox run [flags] -c 'COMMAND LINE'
+
+The command sees the host read-only, the workspace writable, no secrets, no
+host sockets and (by default) no network. Flags:
+`
+
+type runFlags struct {
+	command, shell, workspace, profile, network string
+	rw, ro, hide, env                           listFlag
+	timeout, grace                              durationFlag
+	maxOutput                                   sizeFlag
+	pty, noPTY, noStdin, jsonOut, bestEffort    bool
+	trace                                       bool
+}
+
+func (e env) run(args []string) int {
+	var f runFlags
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.command, "c", "", "run `LINE` with bash (or sh where bash is absent)")
+	fs.StringVar(&f.shell, "shell", "", "run -c with this `SHELL` instead of bash")
+	fs.StringVar(&f.workspace, "workspace", "", "the writable project `DIR` (default: the current directory)")
+	fs.Var(&f.rw, "rw", "also make `PATH` writable (absolute; repeatable)")
+	fs.Var(&f.ro, "ro", "also make `PATH` visible read-only (absolute; repeatable)")
+	fs.Var(&f.hide, "hide", "hide `PATH` as well (absolute; repeatable)")
+	fs.StringVar(&f.profile, "profile", "workspace", "`PROFILE`: workspace, strict (system directories and the workspace only) or readonly")
+	fs.StringVar(&f.network, "net", "none", "`MODE`: none (loopback only) or host")
+	fs.Var(&f.env, "env", "pass host variable `NAME`, or set NAME=VALUE (repeatable)")
+	fs.Var(&f.timeout, "timeout", "kill the whole process tree after `DURATION` and exit 124")
+	fs.Var(&f.grace, "grace", "after SIGINT/SIGTERM or a timeout, wait `DURATION` before killing (default 2s)")
+	fs.Var(&f.maxOutput, "max-output", "keep at most `SIZE` of each output stream, head and tail (default 1MiB with --json)")
+	fs.BoolVar(&f.pty, "pty", false, "run on a new pseudo-terminal even when stdin is not a terminal")
+	fs.BoolVar(&f.noPTY, "no-pty", false, "never use a pseudo-terminal")
+	fs.BoolVar(&f.noStdin, "no-stdin", false, "connect stdin to /dev/null")
+	fs.BoolVar(&f.jsonOut, "json", false, "capture the output and print one JSON result on stdout")
+	fs.BoolVar(&f.bestEffort, "best-effort", false, "run with whatever isolation this host supports, and report what was missing")
+	fs.BoolVar(&f.trace, "trace", false, "print when each step of the launch ended (the cost breakdown) on stderr")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(e.stdout, runUsage)
+			fs.SetOutput(e.stdout)
+			fs.PrintDefaults()
+			return 0
+		}
+		e.errorf("run: %v; see forgebox run --help", err)
+		return exitForgebox
+	}
+	argv := fs.Args()
+	if f.command != "" && len(argv) > 0 {
+		return e.fail(f, fmt.Errorf("%w: give either -c 'LINE' or -- PROGRAM ARGS, not both", sandbox.ErrInvalid))
+	}
+	if f.pty && f.noPTY {
+		return e.fail(f, fmt.Errorf("%w: --pty and --no-pty contradict each other", sandbox.ErrInvalid))
+	}
+	spec, err := f.spec(argv)
+	if err != nil {
+		return e.fail(f, err)
+	}
+	st := sandbox.Streams{
+		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
+		NoStdin:   f.noStdin,
+		Capture:   f.jsonOut,
+		MaxOutput: f.maxOutput.n,
+		PTY:       f.pty || (!f.noPTY && !f.jsonOut && term.IsTerminal(int(e.stdin.Fd()))),
+	}
+	if f.jsonOut && !f.maxOutput.set {
+		st.MaxOutput = sandbox.DefaultMaxOutput
+	}
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	defer signal.Stop(sigs)
+	st.Signals = sigs
+
+	res, err := sandbox.Run(context.Background(), spec, st)
+	if err != nil {
+		return e.fail(f, err)
+	}
+	if f.trace {
+		var prev time.Duration
+		for _, ph := range res.Timeline {
+			e.errorf("trace: %8.3f ms  +%7.3f ms  %s", ms(ph.At), ms(ph.At-prev), ph.Step)
+			prev = ph.At
+		}
+	}
+	if f.jsonOut {
+		out := agent.FromResult(res)
+		out.Argv, out.Command, out.Cwd, out.Workspace = f.argvOrNil(argv), f.command, spec.Dir, spec.Workspace
+		if f.trace {
+			out.Timeline = res.Timeline
+		}
+		e.printJSON(out)
+	} else {
+		for _, w := range res.Warnings {
+			e.errorf("warning: %s", w)
+		}
+	}
+	switch {
+	case res.TimedOut:
+		e.errorf("the command timed out after %v; its process tree was killed", spec.Timeout)
+	case res.Signal != "" && !f.jsonOut:
+		e.errorf("the command was killed by %s", res.Signal)
+	}
+	return res.ExitCode
+}
+
+func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
+	profile, err := sandbox.ParseProfile(f.profile)
+	if err != nil {
+		return sandbox.Spec{}, err
+	}
+	network, err := sandbox.ParseNetwork(f.network)
+	if err != nil {
+		return sandbox.Spec{}, err
+	}
+	dir, err := os.Getwd()
+	if err != nil {
+		return sandbox.Spec{}, fmt.Errorf("%w: cannot tell the current directory: %v", sandbox.ErrInvalid, err)
+	}
+	ws := f.workspace
+	if ws == "" {
+		ws = dir
+	}
+	home, _ := os.UserHomeDir()
+	s := sandbox.Spec{
+		Argv: argv, Command: f.command, Shell: f.shell,
+		Workspace: ws, Dir: dir,
+		ReadWrite: f.rw, ReadOnly: f.ro, Hide: f.hide,
+		Profile: profile, Network: network,
+		Environ: os.Environ(), Home: home,
+		Timeout: f.timeout.d, Grace: f.grace.d,
+		BestEffort: f.bestEffort,
+	}
+	for _, v := range f.env {
+		if strings.Contains(v, "=") {
+			s.SetEnv = append(s.SetEnv, v)
+		} else {
+			s.PassEnv = append(s.PassEnv, v)
+		}
+	}
+	return s, nil
+}
+
+func (f *runFlags) argvOrNil(argv []string) []string {
+	if f.command != "" {
+		return nil
+	}
+	return argv
+}
+
+// fail reports why the command did not run and returns the exit code.
+func (e env) fail(f runFlags, err error) int {
+	info, code := explain(err)
+	msg := info.Message
+	if info.Hint != "" {
+		msg += "; " + info.Hint
+	}
+	e.errorf("%s", msg)
+	if f.jsonOut {
+		e.printJSON(agent.RunResult{ExitCode: code, Warnings: []string{}, Error: &info})
+	}
+	return code
+}
+
+// explain turns a cause into the message, the stable error code and the
+// advice the user needs; forgebox's other packages only report causes.
+func explain(err error) (agent.Error, int) {
+	var (
+		un    *sandbox.UnavailableError
+		setup *sandbox.SetupError
+		ex    *sandbox.ExecError
+	)
+	switch {
+	case errors.As(err, &ex):
+		code, c := "not_executable", exitNotExecutable
+		if ex.NotFound() {
+			code, c = "not_found", exitNotFound
+		}
+		return agent.Error{Code: code, Message: ex.Error(), Errno: errnoName(ex.Errno)}, c
+	case errors.As(err, &un):
+		return agent.Error{Code: "unavailable", Layer: un.Layer, Message: un.Error(), Hint: adviceFor(un)}, exitForgebox
+	case errors.As(err, &setup):
+		return agent.Error{Code: "setup_failed", Step: setup.Step, Errno: errnoName(setup.Errno),
+			Message: fmt.Sprintf("sandbox setup failed at %s: %s", setup.Step, setup.Message),
+			Hint:    "run forgebox doctor to see what this host supports"}, exitForgebox
+	case errors.Is(err, sandbox.ErrInvalid):
+		return agent.Error{Code: "invalid", Message: err.Error()}, exitForgebox
+	}
+	return agent.Error{Code: "internal", Message: err.Error()}, exitForgebox
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func errnoName(e syscall.Errno) string {
+	if e == 0 {
+		return ""
+	}
+	return e.Error()
+}
+
+func (e env) printJSON(v any) {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		e.errorf("write JSON result: %v", err)
+	}
+}

@@ -1,0 +1,170 @@
+package sandbox
+
+import (
+	"fmt"
+	"io"
+)
+
+// headTail keeps the first and last bytes written to it, within a fixed
+// budget, so a command printing gigabytes costs forgebox no more memory than
+// the budget. It is not safe for concurrent use.
+type headTail struct {
+	head    []byte
+	tail    []byte // ring buffer once full
+	tailCap int
+	next    int // ring write position
+	full    bool
+	total   int64
+}
+
+// newHeadTail keeps half of limit from the start and half from the end.
+func newHeadTail(limit int64) *headTail {
+	if limit < 2 {
+		limit = 2
+	}
+	h := int(limit / 2)
+	return newHeadTailSplit(h, int(limit)-h)
+}
+
+func newHeadTailSplit(head, tail int) *headTail {
+	return &headTail{head: make([]byte, 0, head), tailCap: max(tail, 1)}
+}
+
+func (b *headTail) Write(p []byte) (int, error) {
+	n := len(p)
+	b.total += int64(n)
+	if room := cap(b.head) - len(b.head); room > 0 {
+		k := min(room, len(p))
+		b.head = append(b.head, p[:k]...)
+		p = p[k:]
+	}
+	if len(p) == 0 {
+		return n, nil
+	}
+	if len(p) >= b.tailCap {
+		if b.tail == nil {
+			b.tail = make([]byte, b.tailCap)
+		}
+		copy(b.tail, p[len(p)-b.tailCap:])
+		b.next, b.full = 0, true
+		return n, nil
+	}
+	if b.tail == nil {
+		b.tail = make([]byte, 0, b.tailCap)
+	}
+	if !b.full {
+		room := b.tailCap - len(b.tail)
+		if len(p) <= room {
+			b.tail = append(b.tail, p...)
+			return n, nil
+		}
+		b.tail = append(b.tail, p[:room]...)
+		p = p[room:]
+		b.full, b.next = true, 0
+	}
+	for len(p) > 0 {
+		k := copy(b.tail[b.next:], p)
+		p = p[k:]
+		b.next = (b.next + k) % b.tailCap
+	}
+	return n, nil
+}
+
+// result returns the kept bytes. The cut points are moved to UTF-8
+// character boundaries so that text stays valid on both sides of the gap.
+func (b *headTail) result() Captured {
+	var tail []byte
+	if b.full {
+		tail = append(append(tail, b.tail[b.next:]...), b.tail[:b.next]...)
+	} else {
+		tail = append(tail, b.tail...)
+	}
+	c := Captured{Head: b.head, Tail: tail, Total: b.total}
+	c.Omitted = b.total - int64(len(c.Head)) - int64(len(c.Tail))
+	if c.Omitted == 0 {
+		c.Head, c.Tail = append(c.Head, c.Tail...), nil
+		return c
+	}
+	if cut := runeStartBefore(c.Head, len(c.Head)); cut < len(c.Head) && len(c.Head)-cut < 4 {
+		c.Omitted += int64(len(c.Head) - cut)
+		c.Head = c.Head[:cut]
+	}
+	skip := 0
+	for skip < len(c.Tail) && skip < 3 && c.Tail[skip]&0xC0 == 0x80 {
+		skip++
+	}
+	c.Omitted += int64(skip)
+	c.Tail = c.Tail[skip:]
+	return c
+}
+
+// runeStartBefore returns the index where an incomplete UTF-8 sequence at
+// the end of p begins, or len(p) when p ends on a character boundary.
+func runeStartBefore(p []byte, end int) int {
+	for i := end - 1; i >= 0 && i >= end-4; i-- {
+		c := p[i]
+		if c&0xC0 == 0x80 {
+			continue
+		}
+		if c < 0x80 {
+			return end
+		}
+		need := 2
+		switch {
+		case c >= 0xF0:
+			need = 4
+		case c >= 0xE0:
+			need = 3
+		}
+		if end-i < need {
+			return i
+		}
+		return end
+	}
+	return end
+}
+
+// limitedStream passes the first bytes of a stream through at once and
+// keeps only the last ones, printed with an omission marker at the end.
+type limitedStream struct {
+	w        io.Writer
+	headLeft int64
+	tail     *headTail
+	err      error
+}
+
+func newLimitedStream(w io.Writer, limit int64) *limitedStream {
+	h := max(limit/2, 1)
+	return &limitedStream{w: w, headLeft: h, tail: newHeadTailSplit(0, int(max(limit-h, 1)))}
+}
+
+func (l *limitedStream) Write(p []byte) (int, error) {
+	n := len(p)
+	if l.headLeft > 0 {
+		k := min(int64(len(p)), l.headLeft)
+		if l.err == nil {
+			_, l.err = l.w.Write(p[:k])
+		}
+		l.headLeft -= k
+		p = p[k:]
+	}
+	if len(p) > 0 {
+		l.tail.Write(p)
+	}
+	return n, nil
+}
+
+// finish writes the kept tail, after a marker when bytes were dropped.
+func (l *limitedStream) finish() error {
+	c := l.tail.result()
+	if l.err != nil {
+		return l.err
+	}
+	if c.Omitted > 0 {
+		if _, err := fmt.Fprintf(l.w, "\n[forgebox: %d bytes omitted]\n", c.Omitted); err != nil {
+			return err
+		}
+	}
+	_, err := l.w.Write(append(c.Head, c.Tail...))
+	return err
+}

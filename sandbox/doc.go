@@ -1,0 +1,37 @@
+// Package sandbox starts one command in an isolated child and returns its
+// result.
+//
+// On Linux the parent re-executes its own binary with a hidden verb. An ELF
+// constructor (init_linux.c) takes over before the Go runtime starts, reads
+// the run spec from an inherited socket, enters new user, PID, mount, IPC, UTS
+// and (unless the network is shared) network namespaces, builds the
+// filesystem view from a mount plan computed here in Go, and execs the
+// command on its own session. The child never starts a Go runtime: that keeps
+// a launch below bubblewrap's cost and keeps the child single-threaded, so
+// every kernel restriction applies to the whole process.
+//
+// What it guarantees, when Run returns without error and Enforced.Sandbox is
+// true:
+//   - the host filesystem is read-only to the command, recursively (writes,
+//     chmod, chown, utime and xattr changes fail with EROFS), except the
+//     writable roots (the workspace and --rw paths);
+//   - protected paths inside writable roots (.git/hooks, .git/config, shell rc
+//     files, editor and agent configuration) are read-only, including ones
+//     missing when the run starts;
+//   - credential locations under the caller's home, /etc secrets and --hide
+//     paths show up empty; /run, /tmp, /var/tmp and /dev/shm are private;
+//     every pathname Unix socket bound on the host at launch is covered;
+//   - the command sees only its own processes, has no capabilities, cannot
+//     gain privileges through setuid binaries, and has no controlling
+//     terminal outside its own pseudo-terminal;
+//   - the whole process tree dies when the command exits, on timeout, and
+//     when forgebox itself dies.
+//
+// What it does not guarantee: protection against kernel bugs; confidentiality
+// of files readable through the read-only host view other than the hidden
+// locations; protection of Git repositories created during the run; sockets
+// bound on the host after the launch; abstract Unix sockets when the network
+// is shared (those need Landlock scoping). Writes through file descriptors the
+// caller hands over as stdin, stdout or stderr go where the caller pointed
+// them.
+package sandbox

@@ -1,0 +1,43 @@
+package sandbox
+
+// Report says what the host supports and what a run will enforce.
+type Report struct {
+	OS          string   `json:"os"`
+	Kernel      string   `json:"kernel"`
+	User        string   `json:"user"`
+	Root        bool     `json:"root"`
+	Container   string   `json:"container,omitempty"`
+	Checks      []Check  `json:"checks"`
+	WillEnforce []string `json:"will_enforce"`
+	Missing     []string `json:"missing"`
+}
+
+// Check is one capability of the host.
+type Check struct {
+	Name   string `json:"name"`
+	OK     bool   `json:"ok"`
+	Detail string `json:"detail"`
+	// Values are the raw facts behind the check (sysctl values, errno).
+	Values map[string]string `json:"values,omitempty"`
+}
+
+// Check names, stable for JSON consumers.
+const (
+	CheckUserNS   = "user_namespaces"
+	CheckSandbox  = "sandbox_launch"
+	CheckLandlock = "landlock"
+	CheckSeccomp  = "seccomp"
+	CheckCgroups  = "cgroups"
+	CheckPTY      = "pty"
+	CheckMountAPI = "mount_api"
+)
+
+// Find returns the named check.
+func (r Report) Find(name string) (Check, bool) {
+	for _, c := range r.Checks {
+		if c.Name == name {
+			return c, true
+		}
+	}
+	return Check{}, false
+}

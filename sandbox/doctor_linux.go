@@ -1,0 +1,209 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/user"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// QuickReport describes the host without launching anything: enough to
+// explain a failed run.
+func QuickReport() Report {
+	r := Report{OS: "linux", Root: os.Getuid() == 0, Container: detectContainer()}
+	var u unix.Utsname
+	if unix.Uname(&u) == nil {
+		r.Kernel = unix.ByteSliceToString(u.Release[:])
+	}
+	if me, err := user.Current(); err == nil {
+		r.User = fmt.Sprintf("%s (uid %s)", me.Username, me.Uid)
+	}
+	r.Checks = []Check{userNSCheck(r.Root)}
+	return r
+}
+
+// Diagnose inspects the host and launches one real sandbox to see what
+// works. It changes nothing on the host.
+func Diagnose(ctx context.Context) Report {
+	r := QuickReport()
+	launch := launchCheck(ctx)
+	r.Checks = append(r.Checks, launch, mountAPICheck(), landlockCheck(), seccompCheck(), cgroupCheck(r.Root), ptyCheck())
+	if launch.OK {
+		r.WillEnforce = []string{
+			"user, PID, mount, IPC, UTS and network namespaces",
+			"read-only host filesystem (writes, chmod, chown, utime, xattr refused)",
+			"writable workspace with protected .git/hooks, .git/config, rc files and editor/agent config",
+			"hidden credential locations, /etc secrets and host Unix sockets",
+			"private /tmp, /var/tmp, /dev/shm and /run; minimal /dev; fresh /proc",
+			"no capabilities, no_new_privs, own session and pseudo-terminal",
+			"whole process tree killed on exit, timeout and forgebox's death",
+		}
+	} else {
+		r.Missing = append(r.Missing, "sandbox: "+launch.Detail)
+	}
+	for _, c := range r.Checks {
+		if !c.OK && c.Name != CheckSandbox {
+			r.Missing = append(r.Missing, c.Name+": "+c.Detail)
+		}
+	}
+	return r
+}
+
+func readSysctl(path string) string {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+func userNSCheck(root bool) Check {
+	v := map[string]string{
+		"kernel.unprivileged_userns_clone":             readSysctl("/proc/sys/kernel/unprivileged_userns_clone"),
+		"user.max_user_namespaces":                     readSysctl("/proc/sys/user/max_user_namespaces"),
+		"kernel.apparmor_restrict_unprivileged_userns": readSysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"),
+	}
+	c := Check{Name: CheckUserNS, OK: true, Values: v, Detail: "user namespaces are allowed"}
+	switch {
+	case v["user.max_user_namespaces"] == "0":
+		c.OK, c.Detail = false, "user.max_user_namespaces is 0"
+	case v["kernel.unprivileged_userns_clone"] == "0" && !root:
+		c.OK, c.Detail = false, "kernel.unprivileged_userns_clone is 0: unprivileged user namespaces are disabled"
+	case v["kernel.apparmor_restrict_unprivileged_userns"] == "1" && !root:
+		c.OK, c.Detail = false, "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1)"
+	}
+	return c
+}
+
+// launchCheck runs `true` in a real sandbox: the only reliable test.
+func launchCheck(ctx context.Context) Check {
+	c := Check{Name: CheckSandbox}
+	dir, err := os.MkdirTemp("", "forgebox-doctor-")
+	if err != nil {
+		c.Detail = "cannot create a scratch workspace: " + err.Error()
+		return c
+	}
+	defer os.RemoveAll(dir)
+	_, err = Run(ctx, Spec{Argv: []string{"true"}, Workspace: dir, Dir: dir, Environ: []string{"PATH=" + defaultPath}}, Streams{})
+	var setup *SetupError
+	var un *UnavailableError
+	switch {
+	case err == nil:
+		c.OK, c.Detail = true, "a sandboxed command ran"
+	case errors.As(err, &un):
+		c.Detail = un.Error()
+		c.Values = map[string]string{"layer": un.Layer}
+	case errors.As(err, &setup):
+		c.Detail = fmt.Sprintf("setup failed at %s: %s", setup.Step, setup.Message)
+		c.Values = map[string]string{"step": setup.Step, "errno": setup.Errno.Error()}
+	default:
+		c.Detail = err.Error()
+	}
+	return c
+}
+
+func mountAPICheck() Check {
+	_, _, errno := unix.Syscall6(unix.SYS_MOUNT_SETATTR, ^uintptr(0), 0, 0, 0, 0, 0)
+	if errno == unix.ENOSYS {
+		return Check{Name: CheckMountAPI, Detail: "the kernel lacks mount_setattr (Linux 5.12 or later is needed)"}
+	}
+	return Check{Name: CheckMountAPI, OK: true, Detail: "open_tree, move_mount, fsmount and mount_setattr are available"}
+}
+
+func landlockCheck() Check {
+	const landlockCreateRulesetVersion = 1
+	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, landlockCreateRulesetVersion)
+	c := Check{Name: CheckLandlock}
+	switch errno {
+	case 0:
+		c.OK, c.Detail = true, fmt.Sprintf("Landlock ABI %d", abi)
+		c.Values = map[string]string{"abi": strconv.Itoa(int(abi))}
+	case unix.EOPNOTSUPP:
+		c.Detail = "Landlock is built in but disabled at boot"
+	default:
+		c.Detail = "the kernel has no Landlock (" + errno.Error() + ")"
+	}
+	return c
+}
+
+func seccompCheck() Check {
+	_, err := unix.PrctlRetInt(unix.PR_GET_SECCOMP, 0, 0, 0, 0)
+	if err != nil {
+		return Check{Name: CheckSeccomp, Detail: "the kernel has no seccomp (" + err.Error() + ")"}
+	}
+	return Check{Name: CheckSeccomp, OK: true, Detail: "seccomp filters are available"}
+}
+
+func cgroupCheck(root bool) Check {
+	c := Check{Name: CheckCgroups, Values: map[string]string{}}
+	var fs unix.Statfs_t
+	if unix.Statfs("/sys/fs/cgroup", &fs) != nil {
+		c.Detail = "no cgroup filesystem at /sys/fs/cgroup"
+		return c
+	}
+	version := "v1"
+	if fs.Type == unix.CGROUP2_SUPER_MAGIC {
+		version = "v2"
+	} else if unix.Statfs("/sys/fs/cgroup/unified", &fs) == nil && fs.Type == unix.CGROUP2_SUPER_MAGIC {
+		version = "hybrid"
+	}
+	c.Values["version"] = version
+	writable := false
+	if version == "v2" {
+		if own := ownCgroupV2(); own != "" {
+			writable = unix.Access("/sys/fs/cgroup"+own, unix.W_OK) == nil
+		}
+	} else {
+		writable = unix.Access("/sys/fs/cgroup/memory", unix.W_OK) == nil
+	}
+	c.Values["writable"] = strconv.FormatBool(writable)
+	c.OK = writable
+	c.Detail = fmt.Sprintf("cgroup %s, this user can create cgroups: %v", version, writable)
+	return c
+}
+
+func ownCgroupV2() string {
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(line, "0::"); ok {
+			return p
+		}
+	}
+	return ""
+}
+
+func ptyCheck() Check {
+	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return Check{Name: CheckPTY, Detail: "cannot open /dev/ptmx: " + err.Error()}
+	}
+	unix.Close(fd)
+	return Check{Name: CheckPTY, OK: true, Detail: "pseudo-terminals are available"}
+}
+
+// detectContainer names the container runtime forgebox runs in, if any.
+func detectContainer() string {
+	if v := os.Getenv("container"); v != "" {
+		return v
+	}
+	for f, name := range map[string]string{"/.dockerenv": "docker", "/run/.containerenv": "podman"} {
+		if _, err := os.Stat(f); err == nil {
+			return name
+		}
+	}
+	b, _ := os.ReadFile("/proc/1/cgroup")
+	for _, k := range []string{"docker", "kubepods", "containerd", "lxc", "libpod"} {
+		if strings.Contains(string(b), k) {
+			return k
+		}
+	}
+	return ""
+}

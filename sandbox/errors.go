@@ -1,0 +1,70 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"syscall"
+)
+
+// ErrInvalid marks a spec that cannot run as given: bad paths, an empty
+// command, NUL bytes, oversized arguments. Nothing was started.
+var ErrInvalid = errors.New("invalid run")
+
+// UnavailableError says that a protection the run needs is missing on this
+// host. Fix tells the user what to change.
+type UnavailableError struct {
+	Layer  string // "user namespaces", "mount namespace", ...
+	Reason string
+	Fix    string
+	Err    error
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("%s unavailable: %s", e.Layer, e.Reason)
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// SetupError reports the step of the sandbox setup that failed in the child.
+type SetupError struct {
+	Step    string
+	Errno   syscall.Errno
+	Message string
+}
+
+func (e *SetupError) Error() string {
+	if e.Message == "" {
+		return fmt.Sprintf("%s: %v", e.Step, e.Errno)
+	}
+	return fmt.Sprintf("%s: %s", e.Step, e.Message)
+}
+
+func (e *SetupError) Unwrap() error {
+	if e.Errno == 0 {
+		return nil
+	}
+	return e.Errno
+}
+
+// ExecError reports that the command itself could not be executed.
+type ExecError struct {
+	Program string
+	Errno   syscall.Errno
+}
+
+func (e *ExecError) Error() string {
+	if e.Errno == syscall.ENOENT {
+		return fmt.Sprintf("%s: command not found", e.Program)
+	}
+	return fmt.Sprintf("cannot execute %s: %v", e.Program, e.Errno)
+}
+
+func (e *ExecError) Unwrap() error { return e.Errno }
+
+// NotFound reports whether the program was missing (exit status 127) rather
+// than present but not executable (126).
+func (e *ExecError) NotFound() bool { return e.Errno == syscall.ENOENT || e.Errno == syscall.ENOTDIR }
+
+func invalidf(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}

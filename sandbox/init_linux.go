@@ -1,0 +1,19 @@
+package sandbox
+
+// The child's narrative lives in init_linux.c: an ELF constructor that runs
+// before the Go runtime when the binary is started with initVerb, and never
+// returns. This file only links it in.
+
+/*
+#cgo CFLAGS: -O2 -Wall
+#include "init_linux.h"
+int forgebox_wire_constant(int which);
+*/
+import "C"
+
+// childLinked reports whether the C child is part of this binary.
+const childLinked = true
+
+// wireConstantC returns the C side's value of the which-th wire constant,
+// in the order of the table in init_linux.c.
+func wireConstantC(which int) int { return int(C.forgebox_wire_constant(C.int(which))) }

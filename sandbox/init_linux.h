@@ -1,0 +1,55 @@
+/* Wire constants shared by init_linux.c and the Go parent (wire.go).
+ * TestWireConstantsMatchC checks that both sides agree. */
+#ifndef FORGEBOX_INIT_LINUX_H
+#define FORGEBOX_INIT_LINUX_H
+
+#define FB_VERB "__forgebox-init"
+#define FB_SYNC_FD 3
+#define FB_MAX_FRAME (16 << 20)
+
+enum fb_msg { FB_MSG_SPEC = 1, FB_MSG_READY = 2, FB_MSG_ERROR = 3, FB_MSG_EXIT = 4, FB_MSG_VIEW = 5 };
+
+enum fb_tag {
+	FB_TAG_FLAGS = 1,
+	FB_TAG_UID_OUT = 2,
+	FB_TAG_GID_OUT = 3,
+	FB_TAG_UID_IN = 4,
+	FB_TAG_GID_IN = 5,
+	FB_TAG_ARG = 6,
+	FB_TAG_ENV = 7,
+	FB_TAG_CWD = 8,
+	FB_TAG_PATH = 9,
+	FB_TAG_HOSTNAME = 10,
+	FB_TAG_MOUNT = 11,
+	FB_TAG_WINSIZE = 12,
+	FB_TAG_ALT_ARG0 = 13,
+	FB_TAG_SLOTS = 14,
+};
+
+enum fb_flag {
+	FB_FLAG_NEWNET = 1 << 0,
+	FB_FLAG_PTY = 1 << 1,
+	FB_FLAG_ISOLATE = 1 << 2,
+	FB_FLAG_SUBREAPER = 1 << 4,
+};
+
+enum fb_op {
+	FB_OP_CLONE = 1,
+	FB_OP_ATTACH = 2,
+	FB_OP_SETATTR = 3,
+	FB_OP_TMPFS = 4,
+	FB_OP_PROC = 5,
+	FB_OP_DEVPTS = 6,
+	FB_OP_MKDIR = 7,
+	FB_OP_MKFILE = 8,
+	FB_OP_SYMLINK = 9,
+	FB_OP_HIDE = 10,
+	FB_OP_REMOVE = 11,
+};
+
+enum fb_op_flag { FB_OPF_RECURSIVE = 1 << 0, FB_OPF_DIR = 1 << 1 };
+
+/* Size of a mount op record before its two strings. */
+#define FB_MOUNT_FIXED 48
+
+#endif

@@ -1,0 +1,9 @@
+//go:build linux && !cgo
+
+package sandbox
+
+// Built without cgo, the binary has no child init: every sandboxed run fails
+// closed with an UnavailableError.
+const childLinked = false
+
+func wireConstantC(int) int { return -1 }

@@ -1,0 +1,408 @@
+package sandbox
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"slices"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Run starts the command described by spec in a sandbox, connects it to st
+// and waits until it and every process it started are gone.
+//
+// An error means the command did not run (or its setup failed): a spec the
+// host cannot honour (ErrInvalid), a missing protection
+// (*UnavailableError), a failed setup step (*SetupError) or a program that
+// could not be executed (*ExecError). A command that ran and failed is a
+// Result with its exit code.
+func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
+	if !childLinked {
+		return nil, &UnavailableError{Layer: "sandbox child", Reason: "this forgebox was built without cgo"}
+	}
+	tl := &timeline{start: monotonicNow()}
+	pl, err := newPlumbing(st)
+	if err != nil {
+		return nil, fmt.Errorf("connect standard streams: %w", err)
+	}
+	defer pl.close()
+	rows, cols := pl.winsize()
+	p, err := newRun(spec, st.PTY, rows, cols)
+	if err != nil {
+		return nil, err
+	}
+	// The child enters its namespaces while the view is planned here.
+	c, err := spawn(pl, p.child.encodeNamespaces(), tl)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.planView(spec, tl); err != nil {
+		c.abort()
+		return nil, err
+	}
+	res, err := c.finish(ctx, spec, p, pl, tl)
+	var un *UnavailableError
+	if errors.As(err, &un) && spec.BestEffort {
+		p.unisolated(un.Reason)
+		p.warnings = append(p.warnings, fmt.Sprintf("running WITHOUT a sandbox: %s", un.Error()))
+		if c, err = spawn(pl, p.child.encodeNamespaces(), tl); err == nil {
+			res, err = c.finish(ctx, spec, p, pl, tl)
+		}
+	}
+	if p.guard != nil {
+		// Also after a failed setup: the tree is dead either way.
+		moved, warnings := p.guard.afterRun(time.Now())
+		if res != nil {
+			res.Quarantined = moved
+			res.Warnings = append(res.Warnings, warnings...)
+		}
+	}
+	if res != nil {
+		tl.mark("checked protected paths")
+		res.Timeline = tl.phases()
+	}
+	return res, err
+}
+
+// child is one launch of stage 0, from the parent's side.
+type child struct {
+	conn   *syncConn
+	sup    *supervisor
+	exited <-chan unix.WaitStatus
+	events chan childEvent
+}
+
+// spawn re-executes this binary as stage 0 and hands it the first frame.
+func spawn(pl *plumbing, first []byte, tl *timeline) (*child, error) {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("create socket pair: %w", err)
+	}
+	conn, err := newSyncConn(pair[0])
+	if err != nil {
+		unix.Close(pair[1])
+		return nil, fmt.Errorf("sync socket: %w", err)
+	}
+	stage0, exited, err := startChild(pl, pair[1])
+	unix.Close(pair[1])
+	if err != nil {
+		conn.close()
+		return nil, &UnavailableError{Layer: "process creation", Reason: err.Error(), Err: err}
+	}
+	tl.mark("child spawned")
+	c := &child{conn: conn, sup: &supervisor{stage0: stage0, pidfd: -1}, exited: exited, events: make(chan childEvent, 4)}
+	conn.writeAll(first) // a few bytes: the socket buffer takes them
+	go func() {
+		for {
+			typ, payload, err := conn.readFrame()
+			if err != nil {
+				c.events <- childEvent{err: err}
+				return
+			}
+			c.events <- decodeEvent(conn, typ, payload)
+		}
+	}()
+	return c, nil
+}
+
+// abort kills a child that will not be told what to run, and reaps it.
+func (c *child) abort() {
+	c.sup.kill()
+	<-c.exited
+	c.conn.close()
+}
+
+// finish sends the command and its view, supervises the run and collects
+// how it ended.
+func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing, tl *timeline) (*Result, error) {
+	defer c.conn.close()
+	defer c.sup.release()
+	c.sup.grace = cmp.Or(spec.Grace, DefaultGrace)
+	view, err := p.child.encodeView()
+	if err != nil {
+		c.abort()
+		return nil, err
+	}
+	// If the child died first (namespaces refused), its message says why.
+	writeErr := c.conn.writeAll(view)
+	tl.mark("view sent")
+
+	var (
+		timeout  <-chan time.Time
+		drain    <-chan time.Time
+		setup    *SetupError
+		exit     *exitInfo
+		status   *unix.WaitStatus
+		ready    bool
+		eof      bool
+		timedOut bool
+		begin    = time.Now()
+		events   = c.events
+		exited   = c.exited
+	)
+	if spec.Timeout > 0 {
+		t := time.NewTimer(spec.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	for status == nil || !eof {
+		select {
+		case ev := <-events:
+			switch {
+			case ev.err != nil:
+				eof, events = true, nil
+			case ev.typ == msgReady:
+				ready = true
+				c.sup.pidfd = ev.pidfd
+				tl.marks = append(tl.marks, ev.marks...)
+				tl.mark("ready received")
+				pl.started(ev.master)
+			case ev.typ == msgError:
+				setup = ev.setup
+			case ev.typ == msgExit:
+				exit = &ev.exit
+				tl.mark("exit reported")
+			}
+		case ws := <-exited:
+			tl.mark("child reaped")
+			status, exited, timeout = &ws, nil, nil
+			// PID 1 closes the socket as it dies; a last message may
+			// still be in flight, but never wait long for it.
+			drain = time.After(time.Second)
+		case <-drain:
+			eof = true
+		case <-timeout:
+			timedOut, timeout = true, nil
+			c.sup.terminate(unix.SIGTERM)
+		case sig := <-pl.s.Signals:
+			if s, ok := sig.(syscall.Signal); ok {
+				c.sup.forward(s)
+			}
+		case <-c.sup.graceC():
+			c.sup.kill()
+		case <-ctx.Done():
+			c.sup.kill()
+		}
+	}
+
+	switch {
+	case setup != nil && setup.Step == "exec":
+		return nil, &ExecError{Program: p.argv[0], Errno: setup.Errno}
+	case setup != nil && setup.Step == "namespaces":
+		return nil, &UnavailableError{Layer: "namespaces", Reason: setup.Message, Err: setup}
+	case setup != nil:
+		return nil, setup
+	case !ready && writeErr != nil && !timedOut && !c.sup.killed:
+		return nil, fmt.Errorf("send the command to the sandbox child: %w", writeErr)
+	case !ready && !timedOut && !c.sup.killed:
+		return nil, &SetupError{Step: "start", Message: fmt.Sprintf("the sandbox child ended without reporting (%s)", describeStatus(*status))}
+	}
+	pl.started(nil) // if the run was cut short before the command ran
+	flushErr := pl.wait()
+	pl.close()
+	tl.mark("output drained")
+
+	res := &Result{Duration: time.Since(begin), Enforced: p.enforced, Warnings: slices.Clone(p.warnings), TimedOut: timedOut}
+	res.Stdout, res.Stderr = pl.captured()
+	switch {
+	case exit != nil && exit.signaled:
+		res.ExitCode, res.Signal = 128+exit.code, unix.SignalName(syscall.Signal(exit.code))
+		res.Usage = exit.usage
+	case exit != nil:
+		res.ExitCode = exit.code
+		res.Usage = exit.usage
+	case c.sup.killed || timedOut:
+		// PID 1 was killed before it could report: the whole tree went.
+		res.ExitCode, res.Signal = 128+int(unix.SIGKILL), "SIGKILL"
+	default:
+		return nil, &SetupError{Step: "supervise", Message: fmt.Sprintf("the sandbox init ended unexpectedly (%s)", describeStatus(*status))}
+	}
+	if timedOut {
+		res.ExitCode = 124
+	}
+	if flushErr != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("writing output: %v", flushErr))
+	}
+	return res, nil
+}
+
+func describeStatus(ws unix.WaitStatus) string {
+	if ws.Signaled() {
+		return "killed by " + unix.SignalName(ws.Signal())
+	}
+	return fmt.Sprintf("exit status %d", ws.ExitStatus())
+}
+
+// startChild re-executes this binary as stage 0. The thread that forks
+// stays locked until stage 0 is reaped: the parent-death signal fires when
+// the forking thread exits, not only when the process does.
+func startChild(pl *plumbing, sock int) (int, <-chan unix.WaitStatus, error) {
+	type started struct {
+		pid int
+		err error
+	}
+	startc := make(chan started, 1)
+	exited := make(chan unix.WaitStatus, 1)
+	go func() {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		files := []uintptr{pl.child[0].Fd(), pl.child[1].Fd(), pl.child[2].Fd(), uintptr(sock)}
+		pidfd := -1
+		pid, err := syscall.ForkExec("/proc/self/exe", []string{"forgebox", initVerb}, &syscall.ProcAttr{
+			Env:   []string{},
+			Files: files,
+			Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, PidFD: &pidfd},
+		})
+		startc <- started{pid, err}
+		if err != nil {
+			return
+		}
+		exited <- waitExit(pid, pidfd)
+	}()
+	s := <-startc
+	return s.pid, exited, s.err
+}
+
+// waitExit reaps stage 0. With a pidfd the wait parks in the network
+// poller: a thread blocked in wait4 would keep the runtime's monitor thread
+// polling every 20µs for the whole run.
+func waitExit(pid, pidfd int) unix.WaitStatus {
+	var ws unix.WaitStatus
+	if pidfd >= 0 && unix.SetNonblock(pidfd, true) == nil {
+		f := os.NewFile(uintptr(pidfd), "pidfd")
+		defer f.Close()
+		if rc, err := f.SyscallConn(); err == nil {
+			done := false
+			rerr := rc.Read(func(fd uintptr) bool {
+				var info childSiginfo
+				_, _, errno := unix.Syscall6(unix.SYS_WAITID, unix.P_PIDFD, fd, uintptr(unsafe.Pointer(&info)), unix.WEXITED|unix.WNOHANG, 0, 0)
+				switch {
+				case errno == unix.EINTR || (errno == 0 && info.Pid == 0):
+					return false // not yet: wait for the pidfd to be readable
+				case errno != 0:
+					return true // fall back to wait4 below
+				}
+				ws, done = info.status(), true
+				return true
+			})
+			if done && rerr == nil {
+				return ws
+			}
+		}
+	}
+	for {
+		if _, err := unix.Wait4(pid, &ws, 0, nil); err != unix.EINTR {
+			return ws
+		}
+	}
+}
+
+// childSiginfo is siginfo_t as waitid fills it for a child.
+type childSiginfo struct {
+	Signo, Errno, Code int32
+	_                  int32
+	Pid                int32
+	UID                uint32
+	Status             int32
+	_                  [100]byte
+}
+
+func (i *childSiginfo) status() unix.WaitStatus {
+	const cldExited, cldDumped = 1, 3
+	switch i.Code {
+	case cldExited:
+		return unix.WaitStatus(i.Status << 8)
+	case cldDumped:
+		return unix.WaitStatus(i.Status | 0x80)
+	}
+	return unix.WaitStatus(i.Status)
+}
+
+// supervisor signals the sandbox from the parent.
+type supervisor struct {
+	stage0 int
+	pidfd  int // PID 1, once ready
+	grace  time.Duration
+	timer  *time.Timer
+	last   syscall.Signal
+	killed bool
+}
+
+// forward passes a signal to the command. A repeated SIGINT or SIGTERM
+// means the user insists: the tree is killed.
+func (s *supervisor) forward(sig syscall.Signal) {
+	if (sig == unix.SIGINT || sig == unix.SIGTERM) && s.last == sig {
+		s.kill()
+		return
+	}
+	s.last = sig
+	s.terminate(sig)
+}
+
+// terminate sends sig to the command and arms the grace timer.
+func (s *supervisor) terminate(sig syscall.Signal) {
+	if s.pidfd < 0 {
+		s.kill() // still starting: nothing to be polite to
+		return
+	}
+	unix.PidfdSendSignal(s.pidfd, sig, nil, 0)
+	if s.timer == nil {
+		s.timer = time.NewTimer(s.grace)
+	}
+}
+
+func (s *supervisor) graceC() <-chan time.Time {
+	if s.timer == nil || s.killed {
+		return nil
+	}
+	return s.timer.C
+}
+
+// kill ends the whole tree: SIGKILL to PID 1 takes its namespace with it.
+// Before PID 1 is known, stage 0 is killed and PID 1 follows through its
+// parent-death signal. Stage 0 is not reaped yet, so its pid is safe.
+func (s *supervisor) kill() {
+	s.killed = true
+	if s.pidfd >= 0 {
+		unix.PidfdSendSignal(s.pidfd, unix.SIGKILL, nil, 0)
+		return
+	}
+	unix.Kill(s.stage0, unix.SIGKILL)
+}
+
+func (s *supervisor) release() {
+	if s.pidfd >= 0 {
+		unix.Close(s.pidfd)
+		s.pidfd = -1
+	}
+	if s.timer != nil {
+		s.timer.Stop()
+	}
+}
+
+// timeline collects the marks of the parent and the child.
+type timeline struct {
+	start int64
+	marks []mark
+}
+
+func (t *timeline) mark(step string) { t.marks = append(t.marks, mark{step, monotonicNow()}) }
+
+func (t *timeline) phases() []Phase {
+	m := slices.Clone(t.marks)
+	slices.SortStableFunc(m, func(a, b mark) int { return cmp.Compare(a.ns, b.ns) })
+	out := make([]Phase, len(m))
+	for i, x := range m {
+		out[i] = Phase{Step: x.step, At: time.Duration(x.ns - t.start)}
+	}
+	return out
+}
+
+func microseconds(us uint64) time.Duration { return time.Duration(us) * time.Microsecond }

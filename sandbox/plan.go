@@ -1,0 +1,247 @@
+package sandbox
+
+import (
+	"fmt"
+	"path"
+	"slices"
+	"strings"
+)
+
+// itemKind says what the view places at a path.
+type itemKind uint8
+
+const (
+	kindTmpfs   itemKind = iota + 1 // a fresh tmpfs private to the run
+	kindProc                        // a fresh proc for the new PID namespace
+	kindDevpts                      // a fresh devpts instance
+	kindSymlink                     // a symlink inside a tmpfs of ours
+	kindCover                       // an empty read-only stand-in hiding the path
+	kindGrant                       // the host path itself, bound in place
+	kindProtect                     // a path inside a writable root, made read-only
+	kindPin                         // a directory bound onto itself: it can no longer be renamed
+)
+
+// viewItem is one mount of the filesystem view, before ordering.
+type viewItem struct {
+	Kind itemKind
+	Path string
+	Dir  bool   // directory (or, for covers and grants, a file when false)
+	Set  uint64 // mount attributes to set
+	Mode uint32 // tmpfs root mode
+	// ReadOnlyAfter makes a tmpfs read-only once everything beneath it is
+	// in place.
+	ReadOnlyAfter bool
+	// Target is a symlink's target.
+	Target string
+	// Dev and Ino pin the host inode a protect or pin item must find.
+	Dev, Ino uint64
+}
+
+// planMounts orders the items and turns them into mount operations for the
+// child. It only reasons about paths: every host path it refers to was
+// checked by the caller, and the child re-checks each one without following
+// symlinks when it gets there.
+//
+// The plan has three phases. First every host subtree that will be bound
+// somewhere is cloned, while the host tree still has its own flags. Then the
+// whole host tree is made read-only, nosuid and nodev in one recursive step.
+// Then the items are placed, parents before children; a path beneath one of
+// our tmpfs mounts gets its mount point created first.
+func planMounts(items []viewItem) ([]mountOp, uint32, error) {
+	for _, it := range items {
+		if !path.IsAbs(it.Path) || path.Clean(it.Path) != it.Path {
+			return nil, 0, fmt.Errorf("plan: path %q is not absolute and clean", it.Path)
+		}
+	}
+	items = slices.Clone(items)
+	slices.SortStableFunc(items, func(a, b viewItem) int { return rank(a) - rank(b) })
+	if i, j, ok := duplicatePath(items); ok {
+		return nil, 0, fmt.Errorf("plan: %s placed twice (%d and %d)", items[i].Path, items[i].Kind, items[j].Kind)
+	}
+
+	// A cover inside something that is not host content hides nothing.
+	var kept []viewItem
+	for _, it := range items {
+		if it.Kind == kindCover {
+			if p := enclosing(kept, it.Path); p >= 0 && !hostContent(kept[p].Kind) {
+				continue
+			}
+		}
+		kept = append(kept, it)
+	}
+	// A cover with something re-exposed beneath it becomes a tmpfs, so that
+	// mount points can be made in it.
+	for i := range kept {
+		if kept[i].Kind != kindCover || !kept[i].Dir {
+			continue
+		}
+		for _, other := range kept[i+1:] {
+			if beneath(other.Path, kept[i].Path) {
+				kept[i] = viewItem{Kind: kindTmpfs, Path: kept[i].Path, Dir: true, Mode: 0o755,
+					Set: attrNosuid | attrNodev | attrNoexec, ReadOnlyAfter: true}
+				break
+			}
+		}
+	}
+
+	var ops []mountOp
+	var slots uint32
+	slot := make([]uint32, len(kept))
+	for i, it := range kept {
+		if it.Kind == kindGrant || it.Kind == kindProtect || it.Kind == kindPin {
+			slot[i] = slots
+			ops = append(ops, mountOp{Op: opClone, A: it.Path, Slot: slots, Flags: recursiveIf(it.Dir), Dev: it.Dev, Ino: it.Ino})
+			slots++
+		}
+	}
+	ops = append(ops, mountOp{Op: opSetattr, A: "/", Flags: opFlagRecursive, Set: attrRdonly | attrNosuid | attrNodev})
+
+	made := map[string]bool{}
+	staged := false
+	for i, it := range kept {
+		if it.Kind == kindCover && !staged {
+			if enclosing(kept[:i], stageDir) < 0 {
+				return nil, 0, fmt.Errorf("plan: %s is hidden before the private /dev exists", it.Path)
+			}
+			ops = append(ops, mountOp{Op: opMkdir, A: stageDir, Mode: 0o555}, mountOp{Op: opMkfile, A: stageFile, Mode: 0o444})
+			staged = true
+		}
+		p := enclosing(kept[:i], it.Path)
+		if p >= 0 && !hostContent(kept[p].Kind) {
+			ops = append(ops, mountPoint(kept[p].Path, it, made)...)
+		} else if it.Kind == kindSymlink {
+			return nil, 0, fmt.Errorf("plan: symlink %s is not inside a tmpfs of the run", it.Path)
+		}
+		switch it.Kind {
+		case kindTmpfs:
+			ops = append(ops, mountOp{Op: opTmpfs, A: it.Path, Mode: it.Mode, Set: it.Set})
+		case kindProc:
+			ops = append(ops, mountOp{Op: opProc, A: it.Path})
+		case kindDevpts:
+			ops = append(ops, mountOp{Op: opDevpts, A: it.Path})
+		case kindSymlink:
+			ops = append(ops, mountOp{Op: opSymlink, A: it.Path, B: it.Target})
+		case kindCover:
+			flags := uint32(0)
+			if it.Dir {
+				flags = opFlagDir
+			}
+			source := stageFile
+			if it.Dir {
+				source = stageDir
+			}
+			ops = append(ops, mountOp{Op: opHide, A: it.Path, B: source, Flags: flags})
+		case kindGrant, kindProtect, kindPin:
+			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Flags: recursiveIf(it.Dir), Dev: it.Dev, Ino: it.Ino})
+		default:
+			return nil, 0, fmt.Errorf("plan: unknown item kind %d at %s", it.Kind, it.Path)
+		}
+	}
+	if staged {
+		ops = append(ops, mountOp{Op: opRemove, A: stageDir, Flags: opFlagDir}, mountOp{Op: opRemove, A: stageFile})
+	}
+	for _, it := range kept {
+		if it.Kind == kindTmpfs && it.ReadOnlyAfter {
+			ops = append(ops, mountOp{Op: opSetattr, A: it.Path, Set: attrRdonly})
+		}
+	}
+	return ops, slots, nil
+}
+
+// The empty directory and file that covers are cloned from. They live in the
+// private /dev only while the view is built; the covers keep them alive.
+const (
+	stageDir  = "/dev/.forgebox-empty-dir"
+	stageFile = "/dev/.forgebox-empty-file"
+)
+
+// rank orders items parents first; the private /dev and /proc come before
+// their siblings because covers are cloned from /dev.
+func rank(it viewItem) int {
+	r := depth(it.Path) * 2
+	if it.Path != "/dev" && it.Path != "/proc" {
+		r++
+	}
+	return r
+}
+
+// mountPoint creates, inside the tmpfs at base, the directories leading to
+// the item and the item's own mount point.
+func mountPoint(base string, it viewItem, made map[string]bool) []mountOp {
+	var ops []mountOp
+	rel := strings.TrimPrefix(it.Path, base+"/")
+	if base == "/" {
+		rel = strings.TrimPrefix(it.Path, "/")
+	}
+	parts := strings.Split(rel, "/")
+	cur := base
+	for _, part := range parts[:len(parts)-1] {
+		cur = path.Join(cur, part)
+		if !made[cur] {
+			made[cur] = true
+			ops = append(ops, mountOp{Op: opMkdir, A: cur, Mode: 0o755})
+		}
+	}
+	if made[it.Path] || it.Kind == kindSymlink {
+		return ops
+	}
+	made[it.Path] = true
+	if it.Dir {
+		return append(ops, mountOp{Op: opMkdir, A: it.Path, Mode: 0o755})
+	}
+	return append(ops, mountOp{Op: opMkfile, A: it.Path, Mode: 0o644})
+}
+
+// hostContent reports whether what is visible beneath an item of this kind
+// is the host's own tree (so mount points already exist).
+func hostContent(k itemKind) bool {
+	return k == kindGrant || k == kindProtect || k == kindPin
+}
+
+// enclosing returns the index of the deepest item in items that is a strict
+// ancestor of p, or -1 when only the host root encloses it.
+func enclosing(items []viewItem, p string) int {
+	best, bestDepth := -1, -1
+	for i, it := range items {
+		if beneath(p, it.Path) && depth(it.Path) > bestDepth {
+			best, bestDepth = i, depth(it.Path)
+		}
+	}
+	return best
+}
+
+func duplicatePath(items []viewItem) (int, int, bool) {
+	seen := map[string]int{}
+	for i, it := range items {
+		if j, ok := seen[it.Path]; ok {
+			return j, i, true
+		}
+		seen[it.Path] = i
+	}
+	return 0, 0, false
+}
+
+// beneath reports whether p lies strictly inside dir.
+func beneath(p, dir string) bool {
+	if dir == "/" {
+		return p != "/"
+	}
+	return strings.HasPrefix(p, dir+"/")
+}
+
+// within reports whether p is dir or lies inside it.
+func within(p, dir string) bool { return p == dir || beneath(p, dir) }
+
+func depth(p string) int {
+	if p == "/" {
+		return 0
+	}
+	return strings.Count(p, "/")
+}
+
+func recursiveIf(b bool) uint32 {
+	if b {
+		return opFlagRecursive
+	}
+	return 0
+}

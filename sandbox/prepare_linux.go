@@ -1,0 +1,320 @@
+package sandbox
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// prepared is one run, decided and ready to launch.
+type prepared struct {
+	argv     []string
+	child    childSpec
+	enforced Enforced
+	warnings []string
+	withheld []string
+	guard    *guard
+}
+
+// newRun makes the decisions that need no filesystem: the command, its
+// environment and the namespaces to enter. They are enough to start the
+// child, which enters its namespaces while planView does the rest.
+func newRun(s Spec, pty bool, rows, cols uint16) (*prepared, error) {
+	argv, alt, err := commandArgv(s)
+	if err != nil {
+		return nil, err
+	}
+	env, withheld, err := commandEnv(s)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ParseProfile(string(s.profile())); err != nil {
+		return nil, err
+	}
+	if _, err := ParseNetwork(string(s.network())); err != nil {
+		return nil, err
+	}
+	if s.Timeout < 0 || s.Grace < 0 {
+		return nil, invalidf("timeouts must not be negative")
+	}
+	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
+	p := &prepared{argv: argv, withheld: withheld}
+	p.child = childSpec{
+		Flags:  flagIsolate,
+		UIDOut: uid, GIDOut: gid, UIDIn: uid, GIDIn: gid,
+		Argv: argv, Env: env, AltArg0: alt, Path: lookupEnv(env, "PATH"),
+		Hostname: "forgebox", Rows: rows, Cols: cols,
+	}
+	p.enforced = Enforced{Sandbox: true, PTY: pty, Namespaces: []string{"user", "pid", "mount", "ipc", "uts"}}
+	if s.network() == NetNone {
+		p.child.Flags |= flagNewNet
+		p.enforced.Namespaces = append(p.enforced.Namespaces, "net")
+	}
+	if pty {
+		p.child.Flags |= flagPTY
+	}
+	return p, nil
+}
+
+func (s Spec) profile() Profile {
+	if s.Profile == "" {
+		return ProfileWorkspace
+	}
+	return s.Profile
+}
+
+func (s Spec) network() Network {
+	if s.Network == "" {
+		return NetNone
+	}
+	return s.Network
+}
+
+// planView checks the paths of the spec against the host and computes the
+// filesystem view. It changes nothing on the host.
+func (p *prepared) planView(s Spec, tl *timeline) error {
+	dir := s.Dir
+	var err error
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return invalidf("cannot tell the current directory: %v", err)
+		}
+	}
+	if dir, err = existingPath(dir, "current directory"); err != nil {
+		return err
+	}
+	ws := s.Workspace
+	if ws == "" {
+		ws = dir
+	} else if !filepath.IsAbs(ws) {
+		ws = filepath.Join(dir, ws)
+	}
+	if ws, err = existingPath(ws, "workspace"); err != nil {
+		return err
+	}
+	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
+		return invalidf("workspace %s is not a directory", ws)
+	}
+	if err := unix.Access(ws, unix.R_OK|unix.X_OK); err != nil {
+		return invalidf("workspace %s is not readable: %v", ws, err)
+	}
+	tl.mark("paths checked")
+
+	homes := homeDirs(s)
+	secrets := existingSecrets(homes)
+	var secretPaths []string
+	for _, h := range secrets {
+		secretPaths = append(secretPaths, h.Path)
+	}
+	if err := checkWorkspace(ws, homes, secretPaths); err != nil {
+		return err
+	}
+	tl.mark("secrets found")
+
+	l := layout{Profile: s.profile(), Network: s.network(), Workspace: ws}
+	facts := hostFacts{Grants: map[string]bool{}, Secrets: secrets}
+	if l.Profile != ProfileReadOnly {
+		l.Writable = append(l.Writable, ws)
+	}
+	for _, list := range []struct {
+		flag  string
+		paths []string
+		dst   *[]string
+	}{{"--rw", s.ReadWrite, &l.Writable}, {"--ro", s.ReadOnly, &l.ReadOnly}} {
+		for _, path := range list.paths {
+			if !filepath.IsAbs(path) {
+				return invalidf("%s %s: the path must be absolute", list.flag, path)
+			}
+			c, err := existingPath(path, list.flag)
+			if err != nil {
+				return err
+			}
+			if c == "/" {
+				return invalidf("cannot grant /: grant the directories the command needs")
+			}
+			if !slices.Contains(*list.dst, c) {
+				*list.dst = append(*list.dst, c)
+			}
+		}
+	}
+	for _, path := range append(slices.Clone(l.Writable), l.ReadOnly...) {
+		st, err := os.Stat(path)
+		if err != nil {
+			return invalidf("%s: %v", path, err)
+		}
+		facts.Grants[path] = st.IsDir()
+	}
+	for _, path := range s.Hide {
+		if !filepath.IsAbs(path) {
+			return invalidf("--hide %s: the path must be absolute", path)
+		}
+		if h, ok := resolveExisting(path); ok {
+			l.Hide = append(l.Hide, h)
+		}
+	}
+
+	facts.Devices = presentDevices()
+	facts.Dirs = map[string]bool{}
+	for _, d := range []string{"/var/tmp", "/run", "/var/run"} {
+		var st unix.Stat_t
+		facts.Dirs[d] = unix.Lstat(d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+	}
+	if l.Profile == ProfileStrict {
+		facts.Root = rootEntries()
+	}
+	facts.Sockets = readHostSockets()
+	if l.Network == NetHost {
+		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && (beneath(r, "/run") || beneath(r, "/var/run")) {
+			facts.ResolvConf = r
+		}
+	}
+	tl.mark("host sockets listed")
+
+	if len(l.Writable) > 0 {
+		if p.guard, err = protect(ws, l.Writable); err != nil {
+			return err
+		}
+		facts.Protected = p.guard.paths
+		p.warnings = append(p.warnings, p.guard.warnings...)
+	}
+	tl.mark("protected paths")
+	items, enf, err := buildView(l, facts)
+	if err != nil {
+		return err
+	}
+	mounts, slots, err := planMounts(items)
+	if err != nil {
+		return err
+	}
+	enf.Sandbox, enf.PTY, enf.Namespaces = p.enforced.Sandbox, p.enforced.PTY, p.enforced.Namespaces
+	if p.guard != nil {
+		enf.Watched = p.guard.watched
+	}
+	p.enforced = enf
+	p.child.Cwd, p.child.Mounts, p.child.Slots = startDir(dir, ws), mounts, slots
+	tl.mark("view planned")
+	return nil
+}
+
+// unisolated turns a prepared run into one without namespaces, for
+// --best-effort on a host that refuses them. Only the process-tree
+// handling, the environment, the terminal and the privilege drop remain.
+func (p *prepared) unisolated(why string) {
+	p.child.Flags &^= flagIsolate | flagNewNet
+	p.child.Flags |= flagSubreaper
+	p.child.Mounts, p.child.Slots, p.child.Hostname = nil, 0, ""
+	pty := p.enforced.PTY
+	missing := []string{"namespaces (" + why + ")", "read-only host filesystem", "hidden secrets and sockets",
+		"protected paths", "private /tmp and /dev", "network isolation"}
+	p.enforced = Enforced{PTY: pty, Missing: missing}
+}
+
+// existingPath returns the absolute path with every symlink resolved.
+func existingPath(p, what string) (string, error) {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return "", invalidf("%s %s: %v", what, p, err)
+	}
+	real, err := filepath.EvalSymlinks(abs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", invalidf("%s %s does not exist", what, p)
+		}
+		return "", invalidf("%s %s: %v", what, p, err)
+	}
+	return real, nil
+}
+
+// resolveExisting resolves p if it exists, symlinks included.
+func resolveExisting(p string) (hostPath, bool) {
+	real, err := filepath.EvalSymlinks(p)
+	if err != nil {
+		return hostPath{}, false
+	}
+	st, err := os.Stat(real)
+	if err != nil {
+		return hostPath{}, false
+	}
+	return hostPath{Path: real, Dir: st.IsDir()}, true
+}
+
+// homeDirs are the caller's home directories: the account database's and
+// $HOME, when they differ.
+func homeDirs(s Spec) []string {
+	var homes []string
+	add := func(h string) {
+		if h == "" || !filepath.IsAbs(h) {
+			return
+		}
+		if real, err := filepath.EvalSymlinks(h); err == nil {
+			h = real
+		}
+		h = filepath.Clean(h)
+		if h != "/" && !slices.Contains(homes, h) {
+			homes = append(homes, h)
+		}
+	}
+	add(s.Home)
+	if u, err := user.LookupId(strconv.Itoa(os.Getuid())); err == nil {
+		add(u.HomeDir)
+	}
+	for _, kv := range s.Environ {
+		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
+			add(v)
+		}
+	}
+	return homes
+}
+
+func existingSecrets(homes []string) []hostPath {
+	var out []hostPath
+	cands := secretCandidates(homes)
+	if keys, err := filepath.Glob(sshHostKeyPattern); err == nil {
+		cands = append(cands, keys...)
+	}
+	for _, c := range cands {
+		// Most candidates do not exist: one lstat says so. Only what
+		// exists is resolved through symlinks.
+		var st unix.Stat_t
+		if unix.Lstat(c, &st) != nil {
+			continue
+		}
+		if h, ok := resolveExisting(c); ok && !slices.ContainsFunc(out, func(o hostPath) bool { return o.Path == h.Path }) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func presentDevices() []string {
+	var out []string
+	for _, d := range devices {
+		var st unix.Stat_t
+		if unix.Stat(d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func rootEntries() []hostPath {
+	entries, err := os.ReadDir("/")
+	if err != nil {
+		return nil
+	}
+	var out []hostPath
+	for _, e := range entries {
+		if e.Type()&fs.ModeSymlink != 0 {
+			continue
+		}
+		out = append(out, hostPath{Path: "/" + e.Name(), Dir: e.IsDir()})
+	}
+	return out
+}

@@ -1,0 +1,85 @@
+package sandbox
+
+import "time"
+
+// Result is how a run ended.
+type Result struct {
+	// ExitCode is the command's status, 128+N when signal N killed it, 124
+	// on timeout.
+	ExitCode int
+	// Signal names the signal that killed the command ("SIGKILL"), if any.
+	Signal   string
+	TimedOut bool
+	Duration time.Duration
+	// Stdout and Stderr hold the captured output when Streams.Capture was
+	// set (with a PTY, all output is on Stdout).
+	Stdout, Stderr Captured
+	Enforced       Enforced
+	// Usage is the command's resource use, as the kernel accounted it.
+	Usage Usage
+	// Timeline is when each step of the launch ended, from the start of
+	// Run: the cost breakdown behind --trace.
+	Timeline []Phase
+	// Quarantined lists protected paths the run created, moved aside.
+	Quarantined []Quarantined
+	// Warnings are things the user should know that did not stop the run.
+	Warnings []string
+}
+
+// Quarantined is a protected path the run created, moved aside after it.
+type Quarantined struct {
+	Path    string `json:"path"`
+	MovedTo string `json:"moved_to"`
+}
+
+// Phase is one step of a run and when it ended, relative to the start.
+type Phase struct {
+	Step string        `json:"step"`
+	At   time.Duration `json:"at_ns"`
+}
+
+// Usage is the CPU time and peak memory of the command and the children it
+// waited for.
+type Usage struct {
+	UserTime, SystemTime time.Duration
+	MaxRSSBytes          int64
+}
+
+// Captured is one output stream, bounded: the first and last bytes are kept
+// and Omitted says how many were dropped between them.
+type Captured struct {
+	Head, Tail []byte
+	Total      int64
+	Omitted    int64
+}
+
+// Truncated reports whether bytes were dropped.
+func (c Captured) Truncated() bool { return c.Omitted > 0 }
+
+// Enforced says what isolation was really applied to a run.
+type Enforced struct {
+	// Sandbox is false when --best-effort fell back to running without
+	// namespaces; everything below is then empty.
+	Sandbox    bool     `json:"sandbox"`
+	Namespaces []string `json:"namespaces"`
+	Network    Network  `json:"network"`
+	Profile    Profile  `json:"profile"`
+	// ReadOnlyRoot: the host tree is mounted read-only, recursively.
+	ReadOnlyRoot bool `json:"read_only_root"`
+	// Writable lists the writable roots.
+	Writable []string `json:"writable"`
+	// Hidden lists the secret locations covered with empty read-only
+	// entries; Sockets the host Unix sockets covered the same way.
+	Hidden  []string `json:"hidden"`
+	Sockets []string `json:"sockets_hidden"`
+	// Protected lists read-only paths inside writable roots. Watched lists
+	// protected names missing when the run started: what the run creates
+	// there is moved aside afterwards (Result.Quarantined).
+	Protected []string `json:"protected"`
+	Watched   []string `json:"watched"`
+	// PrivateDirs are the tmpfs mounts private to the run.
+	PrivateDirs []string `json:"private_dirs"`
+	PTY         bool     `json:"pty"`
+	// Missing lists what --best-effort could not enforce.
+	Missing []string `json:"missing,omitempty"`
+}

@@ -1,0 +1,115 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"time"
+)
+
+// Profile selects how much of the host the command sees.
+type Profile string
+
+const (
+	// ProfileWorkspace shows the host read-only and the workspace writable.
+	ProfileWorkspace Profile = "workspace"
+	// ProfileStrict shows only system directories and the workspace.
+	ProfileStrict Profile = "strict"
+	// ProfileReadOnly is ProfileWorkspace with the workspace read-only too.
+	ProfileReadOnly Profile = "readonly"
+)
+
+// ParseProfile accepts the names used on the command line.
+func ParseProfile(s string) (Profile, error) {
+	switch p := Profile(s); p {
+	case ProfileWorkspace, ProfileStrict, ProfileReadOnly:
+		return p, nil
+	}
+	return "", fmt.Errorf("%w: unknown profile %q (want workspace, strict or readonly)", ErrInvalid, s)
+}
+
+// Network selects the command's network.
+type Network string
+
+const (
+	// NetNone gives the command a new network namespace with only loopback.
+	NetNone Network = "none"
+	// NetHost shares the host's network.
+	NetHost Network = "host"
+)
+
+// ParseNetwork accepts the names used on the command line.
+func ParseNetwork(s string) (Network, error) {
+	switch n := Network(s); n {
+	case NetNone, NetHost:
+		return n, nil
+	}
+	return "", fmt.Errorf("%w: unknown network mode %q (want none or host)", ErrInvalid, s)
+}
+
+// Spec describes one run. Paths may be relative to Dir; Prepare makes them
+// absolute and canonical.
+type Spec struct {
+	// Argv is the program and its arguments for the exec form. Exactly one
+	// of Argv and Command is set.
+	Argv []string
+	// Command is a command line for the -c form, run by Shell.
+	Command string
+	// Shell runs Command; empty means bash, or sh where bash is absent.
+	Shell string
+
+	// Workspace is the writable project directory; empty means Dir.
+	Workspace string
+	// Dir is the caller's working directory. The command starts there when
+	// it lies inside the workspace, else in the workspace.
+	Dir string
+	// ReadWrite and ReadOnly are extra grants; Hide adds hidden paths.
+	ReadWrite, ReadOnly, Hide []string
+	Profile                   Profile
+	Network                   Network
+
+	// Environ is the caller's environment, the source for inheritance.
+	Environ []string
+	// PassEnv names host variables to pass even when they look secret;
+	// SetEnv holds NAME=VALUE assignments.
+	PassEnv, SetEnv []string
+	// Home is the caller's home directory as the account database has it;
+	// HOME from Environ is honoured too.
+	Home string
+
+	// Timeout kills the whole tree after this long; zero means none.
+	Timeout time.Duration
+	// Grace is how long a command may take to exit after a forwarded
+	// SIGINT or SIGTERM (or a timeout) before the tree is killed.
+	Grace time.Duration
+	// BestEffort runs with what the host supports instead of refusing.
+	BestEffort bool
+}
+
+// DefaultGrace is the time between the polite signal and SIGKILL.
+const DefaultGrace = 2 * time.Second
+
+// Streams connects the command to the caller.
+type Streams struct {
+	// Stdin, Stdout and Stderr are the caller's streams. A nil Stdin (or
+	// NoStdin) gives the command /dev/null. Streams that are not terminals
+	// are handed to the command as they are; terminals are never handed
+	// over, their bytes are relayed.
+	Stdin, Stdout, Stderr *os.File
+	NoStdin               bool
+	// PTY runs the command on a new pseudo-terminal as its controlling
+	// terminal. When Stdin is a terminal it is put in raw mode for the run.
+	PTY bool
+	// Capture collects stdout and stderr into Result instead of streaming
+	// them, keeping MaxOutput bytes of each (head and tail).
+	Capture bool
+	// MaxOutput bounds each captured stream; when streaming, a non-zero
+	// value prints the head live and the tail at the end.
+	MaxOutput int64
+	// Signals, when set, are forwarded to the command (SIGINT, SIGTERM,
+	// SIGHUP, SIGQUIT); if it has not exited after Spec.Grace the tree is
+	// killed. A second SIGINT or SIGTERM kills it at once.
+	Signals <-chan os.Signal
+}
+
+// DefaultMaxOutput is the per-stream capture bound.
+const DefaultMaxOutput = 1 << 20

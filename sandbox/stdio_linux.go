@@ -1,0 +1,254 @@
+package sandbox
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/creack/pty"
+	"golang.org/x/term"
+)
+
+// plumbing connects the command's standard streams to the caller's. Files
+// that are not terminals are handed over as they are (no copy, full pipe
+// speed); a terminal is never handed over, so the command cannot push input
+// into it with TIOCSTI or read it after forgebox exits.
+type plumbing struct {
+	s   Streams
+	pty bool
+
+	child   [3]*os.File // the child's 0, 1 and 2
+	ours    []*os.File  // our copies of the child's ends, closed once it runs
+	copiers sync.WaitGroup
+	finish  []func() error // limited streams flush their tails
+
+	out, errs *headTail // captured output
+
+	restore func()
+	winch   chan os.Signal
+	stop    chan struct{}
+}
+
+func newPlumbing(s Streams) (*plumbing, error) {
+	if s.MaxOutput <= 0 && s.Capture {
+		s.MaxOutput = DefaultMaxOutput
+	}
+	p := &plumbing{s: s, pty: s.PTY, stop: make(chan struct{})}
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	p.ours = append(p.ours, null)
+	if p.pty {
+		// The command gets the pseudo-terminal; stage 0 and PID 1 get
+		// nothing of the caller's.
+		p.child = [3]*os.File{null, null, null}
+		if s.Capture {
+			p.out, p.errs = newHeadTail(s.MaxOutput), newHeadTail(s.MaxOutput)
+		}
+		return p, nil
+	}
+
+	switch {
+	case s.NoStdin || s.Stdin == nil:
+		p.child[0] = null
+	case isTerminal(s.Stdin):
+		r, w, err := os.Pipe()
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		p.child[0] = r
+		p.ours = append(p.ours, r)
+		go func() { // not waited for: it may block on the terminal forever
+			io.Copy(w, s.Stdin)
+			w.Close()
+		}()
+	default:
+		p.child[0] = s.Stdin
+	}
+	for i, dst := range []*os.File{s.Stdout, s.Stderr} {
+		capture := &p.out
+		if i == 1 {
+			capture = &p.errs
+		}
+		if dst == nil && !s.Capture {
+			p.child[i+1] = null
+			continue
+		}
+		if !s.Capture && !isTerminal(dst) && s.MaxOutput <= 0 {
+			p.child[i+1] = dst
+			continue
+		}
+		r, w, err := os.Pipe()
+		if err != nil {
+			p.close()
+			return nil, err
+		}
+		p.child[i+1] = w
+		p.ours = append(p.ours, w)
+		var sink io.Writer
+		switch {
+		case s.Capture:
+			*capture = newHeadTail(s.MaxOutput)
+			sink = *capture
+		case s.MaxOutput > 0:
+			l := newLimitedStream(dst, s.MaxOutput)
+			p.finish = append(p.finish, l.finish)
+			sink = l
+		default:
+			sink = dst
+		}
+		p.copy(sink, r)
+	}
+	return p, nil
+}
+
+// copy drains r into w until EOF, then closes r.
+func (p *plumbing) copy(w io.Writer, r *os.File) {
+	p.copiers.Add(1)
+	go func() {
+		defer p.copiers.Done()
+		buf := make([]byte, 256<<10)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				w.Write(buf[:n]) // keep draining even if the caller's side broke
+			}
+			if err != nil {
+				break
+			}
+		}
+		r.Close()
+	}()
+}
+
+// winsize is the size of the caller's terminal, for the command's.
+func (p *plumbing) winsize() (rows, cols uint16) {
+	for _, f := range []*os.File{p.s.Stdin, p.s.Stdout} {
+		if f != nil && isTerminal(f) {
+			if ws, err := pty.GetsizeFull(f); err == nil {
+				return ws.Rows, ws.Cols
+			}
+		}
+	}
+	return 24, 80
+}
+
+// started runs once the command executes: our copies of its ends go, and
+// with a terminal the relays start.
+func (p *plumbing) started(master *os.File) {
+	for _, f := range p.ours {
+		f.Close()
+	}
+	p.ours = nil
+	if master == nil {
+		return
+	}
+	var sink io.Writer = p.s.Stdout
+	switch {
+	case p.s.Capture:
+		sink = p.out
+	case p.s.Stdout == nil:
+		sink = io.Discard
+	case p.s.MaxOutput > 0:
+		l := newLimitedStream(p.s.Stdout, p.s.MaxOutput)
+		p.finish = append(p.finish, l.finish)
+		sink = l
+	}
+	p.copy(sink, master)
+	in := p.s.Stdin
+	if in != nil && !p.s.NoStdin {
+		if isTerminal(in) {
+			if st, err := term.MakeRaw(int(in.Fd())); err == nil {
+				p.restore = func() { term.Restore(int(in.Fd()), st) }
+			}
+		}
+		dup, err := dupFile(master)
+		if err == nil {
+			go func() {
+				io.Copy(dup, in)
+				if !isTerminal(in) {
+					dup.Write([]byte{4}) // end of input: the terminal's EOF character
+				}
+				dup.Close()
+			}()
+		}
+	}
+	if tty := p.callerTerminal(); tty != nil {
+		p.winch = make(chan os.Signal, 1)
+		signal.Notify(p.winch, syscall.SIGWINCH)
+		go func() {
+			for {
+				select {
+				case <-p.winch:
+					pty.InheritSize(tty, master)
+				case <-p.stop:
+					return
+				}
+			}
+		}()
+	}
+}
+
+func (p *plumbing) callerTerminal() *os.File {
+	for _, f := range []*os.File{p.s.Stdin, p.s.Stdout} {
+		if f != nil && isTerminal(f) {
+			return f
+		}
+	}
+	return nil
+}
+
+// wait waits for the output to drain and flushes kept tails.
+func (p *plumbing) wait() error {
+	p.copiers.Wait()
+	var errs []error
+	for _, f := range p.finish {
+		errs = append(errs, f())
+	}
+	p.finish = nil
+	return errors.Join(errs...)
+}
+
+// close restores the caller's terminal and frees what is left. Safe to
+// call more than once.
+func (p *plumbing) close() {
+	if p.restore != nil {
+		p.restore()
+		p.restore = nil
+	}
+	if p.winch != nil {
+		signal.Stop(p.winch)
+		close(p.stop)
+		p.winch = nil
+	}
+	for _, f := range p.ours {
+		f.Close()
+	}
+	p.ours = nil
+}
+
+func (p *plumbing) captured() (out, errs Captured) {
+	if p.out != nil {
+		out = p.out.result()
+	}
+	if p.errs != nil {
+		errs = p.errs.result()
+	}
+	return out, errs
+}
+
+func isTerminal(f *os.File) bool { return f != nil && term.IsTerminal(int(f.Fd())) }
+
+func dupFile(f *os.File) (*os.File, error) {
+	fd, err := syscall.Dup(int(f.Fd()))
+	if err != nil {
+		return nil, err
+	}
+	syscall.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), f.Name()), nil
+}

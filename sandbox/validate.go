@@ -1,0 +1,106 @@
+package sandbox
+
+import (
+	"path"
+	"slices"
+	"strings"
+)
+
+// Limits on what a command line may carry, below the kernel's own
+// (MAX_ARG_STRLEN is 128 KiB per string; the total is bounded by the stack).
+const (
+	maxArgLen   = 128<<10 - 1
+	maxArgTotal = 1 << 20
+)
+
+// systemDirs may never be the workspace.
+var systemDirs = []string{
+	"/", "/bin", "/boot", "/dev", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32", "/media",
+	"/mnt", "/opt", "/proc", "/root", "/run", "/sbin", "/snap", "/srv", "/sys", "/tmp", "/usr",
+	"/usr/local", "/var", "/var/lib", "/var/tmp", "/var/log", "/nix", "/gnu",
+}
+
+// systemTrees may not contain the workspace either.
+var systemTrees = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/lib64", "/libx32", "/proc", "/run", "/sbin", "/sys", "/usr"}
+
+// commandArgv returns the argv to execute and the program to fall back to
+// when the first is not found (sh, for the -c form without --shell).
+func commandArgv(s Spec) (argv []string, alt string, err error) {
+	switch {
+	case len(s.Argv) > 0 && s.Command != "":
+		return nil, "", invalidf("give either a program with arguments or -c, not both")
+	case len(s.Argv) == 0 && s.Command == "":
+		return nil, "", invalidf("no command given")
+	case len(s.Argv) > 0:
+		if s.Argv[0] == "" {
+			return nil, "", invalidf("empty program name")
+		}
+		argv = s.Argv
+	default:
+		if strings.TrimSpace(s.Command) == "" {
+			return nil, "", invalidf("empty command line")
+		}
+		shell := s.Shell
+		if shell == "" {
+			shell, alt = "bash", "sh"
+		}
+		argv = []string{shell, "-c", s.Command}
+	}
+	total := 0
+	for i, a := range argv {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, "", invalidf("argument %d contains a NUL byte", i)
+		}
+		if len(a) > maxArgLen {
+			return nil, "", invalidf("argument %d is %d bytes long, over the %d byte limit", i, len(a), maxArgLen)
+		}
+		total += len(a) + 1
+	}
+	if total > maxArgTotal {
+		return nil, "", invalidf("arguments total %d bytes, over the %d byte limit", total, maxArgTotal)
+	}
+	return argv, alt, nil
+}
+
+// checkWorkspace refuses directories that would make the sandbox pointless
+// or dangerous to write: the root, a home directory or what contains one, a
+// system directory, or a place inside a hidden secret location.
+func checkWorkspace(ws string, homes, secrets []string) error {
+	advice := "choose a project directory with --workspace (for example ~/src/myproject)"
+	if slices.Contains(systemDirs, ws) {
+		return invalidf("refusing workspace %s: it is a system directory; %s", ws, advice)
+	}
+	for _, t := range systemTrees {
+		if beneath(ws, t) {
+			return invalidf("refusing workspace %s: it is inside the system directory %s; %s", ws, t, advice)
+		}
+	}
+	for _, h := range homes {
+		if within(h, ws) {
+			return invalidf("refusing workspace %s: it is (or contains) the home directory %s; %s", ws, h, advice)
+		}
+	}
+	for _, s := range secrets {
+		if within(ws, s) {
+			return invalidf("refusing workspace %s: it is inside %s, which forgebox hides as a secret location; %s", ws, s, advice)
+		}
+	}
+	return nil
+}
+
+// startDir is where the command starts: the caller's directory when the
+// command can see and write it as the caller expects, else the workspace.
+func startDir(dir, ws string) string {
+	if within(dir, ws) {
+		return dir
+	}
+	return ws
+}
+
+// cleanAbs reports whether p is an absolute path, and returns it cleaned.
+func cleanAbs(p string) (string, bool) {
+	if !path.IsAbs(p) {
+		return "", false
+	}
+	return path.Clean(p), true
+}

@@ -1,0 +1,247 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"fmt"
+	"strings"
+)
+
+// The parent and the child (init_linux.c) talk over one inherited stream
+// socket in frames: a little-endian u32 length of what follows, a type byte,
+// and the payload. Every constant here has a twin in init_linux.c; the test
+// TestWireConstantsMatchC keeps them equal.
+
+const (
+	initVerb = ChildVerb
+	syncFD   = 3 // the child's end of the socket
+
+	maxFrame = 16 << 20
+)
+
+// Frame types.
+const (
+	msgSpec  = 1 // parent -> child: what stage 0 needs to enter the namespaces
+	msgReady = 2 // child -> parent: the command was executed; fds attached
+	msgError = 3 // child -> parent: a setup step failed
+	msgExit  = 4 // child -> parent: the command ended
+	msgView  = 5 // parent -> child: the command and its filesystem view
+)
+
+// Spec fields: u16 tag, u32 length, value. Strings carry a trailing NUL.
+const (
+	tagFlags    = 1  // u32, flag* bits
+	tagUIDOut   = 2  // u32 caller's uid on the host
+	tagGIDOut   = 3  // u32
+	tagUIDIn    = 4  // u32 uid the command sees
+	tagGIDIn    = 5  // u32
+	tagArg      = 6  // string, repeated: argv
+	tagEnv      = 7  // string, repeated: envp
+	tagCwd      = 8  // string
+	tagPath     = 9  // string: PATH for the program lookup
+	tagHostname = 10 // string
+	tagMount    = 11 // mount op record, repeated, in order
+	tagWinsize  = 12 // u16 rows, u16 cols
+	tagAltArg0  = 13 // string: program to try when argv[0] is not found
+	tagSlots    = 14 // u32: number of clone slots the plan uses
+)
+
+// Spec flags.
+const (
+	flagNewNet     = 1 << 0 // create a network namespace (loopback only)
+	flagPTY        = 1 << 1 // allocate a pseudo-terminal inside
+	flagIsolate    = 1 << 2 // create namespaces and build the view
+	flagStdinNull  = 1 << 3 // reserved: stdin is /dev/null (the parent passes it)
+	flagSubreaper  = 1 << 4 // without a PID namespace, adopt orphans
+	flagKeepStdio  = 1 << 5 // reserved
+	flagNoHostname = 1 << 6 // reserved
+)
+
+// Mount operations, executed in order by the child.
+const (
+	opClone   = 1  // clone tree at A into slot (flagRecursive)
+	opAttach  = 2  // set attributes on slot, move it onto A
+	opSetattr = 3  // set attributes on the mount at A (flagRecursive)
+	opTmpfs   = 4  // new tmpfs on A with Mode and attributes
+	opProc    = 5  // new proc on A
+	opDevpts  = 6  // new devpts instance on A
+	opMkdir   = 7  // mkdir A with Mode (inside a tmpfs of ours)
+	opMkfile  = 8  // create empty file A with Mode (inside a tmpfs of ours)
+	opSymlink = 9  // symlink A -> B
+	opHide    = 10 // cover A with a read-only clone of the empty dir (flagDir) or file at B
+	opRemove  = 11 // remove A (rmdir with flagDir), a staging entry of ours
+)
+
+// Mount op flags.
+const (
+	opFlagRecursive = 1 << 0
+	opFlagDir       = 1 << 1
+)
+
+// Mount attributes, as MOUNT_ATTR_* in <linux/mount.h>.
+const (
+	attrRdonly = 0x00000001
+	attrNosuid = 0x00000002
+	attrNodev  = 0x00000004
+	attrNoexec = 0x00000008
+)
+
+// mountOp is one step of the filesystem view.
+type mountOp struct {
+	Op       uint8
+	Flags    uint32
+	Mode     uint32
+	Slot     uint32
+	Set, Clr uint64
+	Dev, Ino uint64 // when non-zero, the source or target must be this inode
+	A, B     string
+}
+
+func (o mountOp) String() string {
+	name := map[uint8]string{opClone: "clone", opAttach: "attach", opSetattr: "setattr", opTmpfs: "tmpfs",
+		opProc: "proc", opDevpts: "devpts", opMkdir: "mkdir", opMkfile: "mkfile", opSymlink: "symlink", opHide: "hide", opRemove: "remove"}[o.Op]
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-7s %s", name, o.A)
+	if o.B != "" {
+		fmt.Fprintf(&b, " -> %s", o.B)
+	}
+	switch o.Op {
+	case opClone, opAttach:
+		fmt.Fprintf(&b, " slot=%d", o.Slot)
+	case opTmpfs, opMkdir, opMkfile:
+		fmt.Fprintf(&b, " mode=%04o", o.Mode)
+	}
+	if o.Flags&opFlagRecursive != 0 {
+		b.WriteString(" recursive")
+	}
+	if o.Op == opHide {
+		if o.Flags&opFlagDir != 0 {
+			b.WriteString(" dir")
+		} else {
+			b.WriteString(" file")
+		}
+	}
+	if o.Set != 0 {
+		b.WriteString(" +" + attrString(o.Set))
+	}
+	if o.Clr != 0 {
+		b.WriteString(" -" + attrString(o.Clr))
+	}
+	if o.Dev != 0 || o.Ino != 0 {
+		b.WriteString(" pinned")
+	}
+	return b.String()
+}
+
+func attrString(a uint64) string {
+	var s []string
+	for _, f := range []struct {
+		bit  uint64
+		name string
+	}{{attrRdonly, "ro"}, {attrNosuid, "nosuid"}, {attrNodev, "nodev"}, {attrNoexec, "noexec"}} {
+		if a&f.bit != 0 {
+			s = append(s, f.name)
+		}
+	}
+	return strings.Join(s, ",")
+}
+
+// childSpec is everything the child needs, already decided by the parent.
+type childSpec struct {
+	Flags          uint32
+	UIDOut, GIDOut uint32
+	UIDIn, GIDIn   uint32
+	Argv, Env      []string
+	AltArg0        string
+	Cwd, Path      string
+	Hostname       string
+	Mounts         []mountOp
+	Slots          uint32
+	Rows, Cols     uint16
+}
+
+type encoder struct{ b []byte }
+
+func (e *encoder) field(tag uint16, v []byte) {
+	e.b = binary.LittleEndian.AppendUint16(e.b, tag)
+	e.b = binary.LittleEndian.AppendUint32(e.b, uint32(len(v)))
+	e.b = append(e.b, v...)
+}
+
+func (e *encoder) u32(tag uint16, v uint32) { e.field(tag, binary.LittleEndian.AppendUint32(nil, v)) }
+
+func (e *encoder) str(tag uint16, s string) { e.field(tag, append([]byte(s), 0)) }
+
+// encode renders the spec as two frames. The first lets stage 0 enter its
+// namespaces; the parent sends it at once and computes the filesystem view
+// meanwhile. The second carries the command and the view. Strings must not
+// contain NUL bytes; validation rejects those long before this point.
+func (s *childSpec) encodeNamespaces() []byte {
+	e := newEncoder()
+	e.u32(tagFlags, s.Flags)
+	e.u32(tagUIDOut, s.UIDOut)
+	e.u32(tagGIDOut, s.GIDOut)
+	e.u32(tagUIDIn, s.UIDIn)
+	e.u32(tagGIDIn, s.GIDIn)
+	b, _ := e.frame(msgSpec)
+	return b
+}
+
+func (s *childSpec) encodeView() ([]byte, error) {
+	e := newEncoder()
+	e.u32(tagSlots, s.Slots)
+	for _, a := range s.Argv {
+		e.str(tagArg, a)
+	}
+	for _, kv := range s.Env {
+		e.str(tagEnv, kv)
+	}
+	if s.AltArg0 != "" {
+		e.str(tagAltArg0, s.AltArg0)
+	}
+	e.str(tagCwd, s.Cwd)
+	e.str(tagPath, s.Path)
+	if s.Hostname != "" {
+		e.str(tagHostname, s.Hostname)
+	}
+	if s.Rows != 0 || s.Cols != 0 {
+		v := binary.LittleEndian.AppendUint16(nil, s.Rows)
+		e.field(tagWinsize, binary.LittleEndian.AppendUint16(v, s.Cols))
+	}
+	for _, m := range s.Mounts {
+		var v []byte
+		v = append(v, m.Op, 0, 0, 0)
+		v = binary.LittleEndian.AppendUint32(v, m.Flags)
+		v = binary.LittleEndian.AppendUint32(v, m.Mode)
+		v = binary.LittleEndian.AppendUint32(v, m.Slot)
+		v = binary.LittleEndian.AppendUint64(v, m.Set)
+		v = binary.LittleEndian.AppendUint64(v, m.Clr)
+		v = binary.LittleEndian.AppendUint64(v, m.Dev)
+		v = binary.LittleEndian.AppendUint64(v, m.Ino)
+		for _, p := range []string{m.A, m.B} {
+			if len(p)+1 > 0xFFFF {
+				return nil, invalidf("path too long: %.60q...", p)
+			}
+			v = binary.LittleEndian.AppendUint16(v, uint16(len(p)+1))
+			v = append(append(v, p...), 0)
+		}
+		e.field(tagMount, v)
+	}
+	return e.frame(msgView)
+}
+
+func newEncoder() *encoder { return &encoder{b: make([]byte, 5, 4096)} }
+
+// frame fills in the header.
+func (e *encoder) frame(typ byte) ([]byte, error) {
+	if len(e.b)-4 > maxFrame {
+		return nil, invalidf("run spec is %d bytes, over the %d byte limit", len(e.b), maxFrame)
+	}
+	binary.LittleEndian.PutUint32(e.b, uint32(len(e.b)-4))
+	e.b[4] = typ
+	return e.b, nil
+}
+
+// ChildVerb is argv[1] of the re-executed child. The C constructor takes
+// the process over when it sees it; a Go main that sees it anyway is running
+// in a binary built without the child and must refuse.
+const ChildVerb = "__forgebox-init"
