@@ -31,6 +31,10 @@ type RunResult struct {
 	StdoutBase64 string `json:"stdout_base64,omitempty"`
 	StderrBase64 string `json:"stderr_base64,omitempty"`
 
+	// Quarantined lists protected paths the command created, moved aside
+	// after the run.
+	Quarantined []sandbox.Quarantined `json:"quarantined"`
+
 	Usage    *Usage            `json:"usage,omitempty"`
 	Enforced *sandbox.Enforced `json:"enforced,omitempty"`
 	Warnings []string          `json:"warnings"`
@@ -68,7 +72,11 @@ func FromResult(r *sandbox.Result) RunResult {
 			SystemMS:    float64(r.Usage.SystemTime.Microseconds()) / 1000,
 			MaxRSSBytes: r.Usage.MaxRSSBytes,
 		},
-		Warnings: nonNil(r.Warnings),
+		Warnings:    nonNil(r.Warnings),
+		Quarantined: r.Quarantined,
+	}
+	if out.Quarantined == nil {
+		out.Quarantined = []sandbox.Quarantined{}
 	}
 	if r.Signal != "" {
 		s := r.Signal

@@ -189,15 +189,15 @@ func ptyCheck() Check {
 	return Check{Name: CheckPTY, OK: true, Detail: "pseudo-terminals are available"}
 }
 
-// detectContainer names the container runtime forgebox runs in, if any.
+// detectContainer names the container runtime forgebox runs in, if any. A
+// /.dockerenv alone is not evidence: VM images are often built from
+// container images and keep it.
 func detectContainer() string {
 	if v := os.Getenv("container"); v != "" {
 		return v
 	}
-	for f, name := range map[string]string{"/.dockerenv": "docker", "/run/.containerenv": "podman"} {
-		if _, err := os.Stat(f); err == nil {
-			return name
-		}
+	if _, err := os.Stat("/run/.containerenv"); err == nil {
+		return "podman"
 	}
 	b, _ := os.ReadFile("/proc/1/cgroup")
 	for _, k := range []string{"docker", "kubepods", "containerd", "lxc", "libpod"} {

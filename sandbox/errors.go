@@ -65,6 +65,17 @@ func (e *ExecError) Unwrap() error { return e.Errno }
 // than present but not executable (126).
 func (e *ExecError) NotFound() bool { return e.Errno == syscall.ENOENT || e.Errno == syscall.ENOTDIR }
 
+// invalidError is a spec problem, worded for the user; errors.Is matches
+// ErrInvalid.
+type invalidError struct{ msg string }
+
+func (e *invalidError) Error() string        { return e.msg }
+func (e *invalidError) Is(target error) bool { return target == ErrInvalid }
+
 func invalidf(format string, args ...any) error {
-	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+	return &invalidError{msg: fmt.Sprintf(format, args...)}
 }
+
+// Invalidf reports bad input found by a caller (flags, for example) in the
+// same way as the sandbox's own checks: errors.Is(err, ErrInvalid).
+func Invalidf(format string, args ...any) error { return invalidf(format, args...) }

@@ -194,7 +194,8 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		return err
 	}
 	enf.Sandbox, enf.PTY, enf.Namespaces = p.enforced.Sandbox, p.enforced.PTY, p.enforced.Namespaces
-	if p.guard != nil {
+	enf.Watched = []string{}
+	if p.guard != nil && p.guard.watched != nil {
 		enf.Watched = p.guard.watched
 	}
 	p.enforced = enf

@@ -180,6 +180,11 @@ func buildView(l layout, f hostFacts) ([]viewItem, Enforced, error) {
 		slices.Sort(*s)
 		*s = slices.Compact(*s)
 	}
+	for _, s := range []*[]string{&enf.Hidden, &enf.Sockets, &enf.Protected, &enf.Writable} {
+		if *s == nil {
+			*s = []string{}
+		}
+	}
 	enf.Profile, enf.Network, enf.ReadOnlyRoot = l.Profile, l.Network, true
 	return out, enf, nil
 }

@@ -69,10 +69,10 @@ func (e env) run(args []string) int {
 	}
 	argv := fs.Args()
 	if f.command != "" && len(argv) > 0 {
-		return e.fail(f, fmt.Errorf("%w: give either -c 'LINE' or -- PROGRAM ARGS, not both", sandbox.ErrInvalid))
+		return e.fail(f, sandbox.Invalidf("give either -c 'LINE' or -- PROGRAM ARGS, not both"))
 	}
 	if f.pty && f.noPTY {
-		return e.fail(f, fmt.Errorf("%w: --pty and --no-pty contradict each other", sandbox.ErrInvalid))
+		return e.fail(f, sandbox.Invalidf("--pty and --no-pty contradict each other"))
 	}
 	spec, err := f.spec(argv)
 	if err != nil {
@@ -136,7 +136,7 @@ func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
 	}
 	dir, err := os.Getwd()
 	if err != nil {
-		return sandbox.Spec{}, fmt.Errorf("%w: cannot tell the current directory: %v", sandbox.ErrInvalid, err)
+		return sandbox.Spec{}, sandbox.Invalidf("cannot tell the current directory: %v", err)
 	}
 	ws := f.workspace
 	if ws == "" {
