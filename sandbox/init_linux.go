@@ -8,6 +8,7 @@ package sandbox
 #cgo CFLAGS: -O2 -Wall
 #include "init_linux.h"
 int forgebox_wire_constant(int which);
+int forgebox_claim_prefork(int *sock, int *pid, int *pidfd);
 */
 import "C"
 
@@ -17,3 +18,14 @@ const childLinked = true
 // wireConstantC returns the C side's value of the which-th wire constant,
 // in the order of the table in init_linux.c.
 func wireConstantC(which int) int { return int(C.forgebox_wire_constant(C.int(which))) }
+
+// claimPrefork hands over the child the constructor started before the Go
+// runtime, once. ok is false when there is none (not `forgebox run`, or
+// FORGEBOX_NO_PREFORK set, or already claimed).
+func claimPrefork() (sock, pid, pidfd int, ok bool) {
+	var s, p, f C.int
+	if C.forgebox_claim_prefork(&s, &p, &f) == 0 {
+		return -1, -1, -1, false
+	}
+	return int(s), int(p), int(f), true
+}

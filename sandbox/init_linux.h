@@ -19,27 +19,26 @@ enum fb_tag {
 	FB_TAG_ENV = 7,
 	FB_TAG_CWD = 8,
 	FB_TAG_PATH = 9,
-	FB_TAG_HOSTNAME = 10,
 	FB_TAG_MOUNT = 11,
 	FB_TAG_WINSIZE = 12,
 	FB_TAG_ALT_ARG0 = 13,
-	FB_TAG_SLOTS = 14,
+	FB_TAG_RUN_FLAGS = 15,
 };
 
+/* Flags of the first frame: how stage 0 starts. */
 enum fb_flag {
 	FB_FLAG_NEWNET = 1 << 0,
-	FB_FLAG_PTY = 1 << 1,
 	FB_FLAG_ISOLATE = 1 << 2,
 	FB_FLAG_SUBREAPER = 1 << 4,
 };
 
+/* Flags of the view frame: how the command runs. */
+enum fb_run_flag { FB_RUN_PTY = 1 << 0 };
+
 enum fb_op {
-	FB_OP_CLONE = 1,
-	FB_OP_ATTACH = 2,
+	FB_OP_BIND = 1,
 	FB_OP_SETATTR = 3,
 	FB_OP_TMPFS = 4,
-	FB_OP_PROC = 5,
-	FB_OP_DEVPTS = 6,
 	FB_OP_MKDIR = 7,
 	FB_OP_MKFILE = 8,
 	FB_OP_SYMLINK = 9,
@@ -51,5 +50,15 @@ enum fb_op_flag { FB_OPF_RECURSIVE = 1 << 0, FB_OPF_DIR = 1 << 1 };
 
 /* Size of a mount op record before its two strings. */
 #define FB_MOUNT_FIXED 48
+
+/* The verb of `forgebox run`: the constructor starts the child for it before
+ * the Go runtime, unless FB_NO_PREFORK_ENV is set. */
+#define FB_RUN_VERB "run"
+#define FB_NO_PREFORK_ENV "FORGEBOX_NO_PREFORK"
+
+/* Empty entries that covers are cloned from; the base view makes them and
+ * removes them once the view is complete. */
+#define FB_STAGE_DIR "/dev/.forgebox-empty-dir"
+#define FB_STAGE_FILE "/dev/.forgebox-empty-file"
 
 #endif

@@ -7,3 +7,5 @@ package sandbox
 const childLinked = false
 
 func wireConstantC(int) int { return -1 }
+
+func claimPrefork() (sock, pid, pidfd int, ok bool) { return -1, -1, -1, false }

@@ -39,7 +39,7 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 		return nil, err
 	}
 	// The child enters its namespaces while the view is planned here.
-	c, err := spawn(pl, p.child.encodeNamespaces(), tl)
+	c, err := start(pl, p, tl)
 	if err != nil {
 		return nil, err
 	}
@@ -79,6 +79,39 @@ type child struct {
 	events chan childEvent
 }
 
+// start gets a stage 0 for the run: the one the constructor forked before the
+// Go runtime started, when it guessed this run's namespaces right, or a
+// re-executed one.
+func start(pl *plumbing, p *prepared, tl *timeline) (*child, error) {
+	sock, pid, pidfd, ok := claimPrefork()
+	if ok && p.child.Flags == flagIsolate|flagNewNet {
+		tl.mark("child adopted")
+		return adopt(sock, pid, pidfd), nil
+	}
+	if ok {
+		// The guess was wrong (the host network, or no namespaces): let
+		// it go; it exits when the socket closes.
+		c := adopt(sock, pid, pidfd)
+		go c.abort()
+	}
+	return spawn(pl, p.child.encodeNamespaces(), tl)
+}
+
+// adopt takes over the preforked child.
+func adopt(sock, pid, pidfd int) *child {
+	exited := make(chan unix.WaitStatus, 1)
+	go func() { exited <- waitExit(pid, pidfd) }()
+	conn, err := newSyncConn(sock)
+	if err != nil {
+		unix.Close(sock)
+		unix.Kill(pid, unix.SIGKILL) // not reaped yet: the pid is still the child's
+		conn = nil
+	}
+	c := &child{conn: conn, sup: &supervisor{stage0: pid, pidfd: -1}, exited: exited, events: make(chan childEvent, 4)}
+	c.listen()
+	return c
+}
+
 // spawn re-executes this binary as stage 0 and hands it the first frame.
 func spawn(pl *plumbing, first []byte, tl *timeline) (*child, error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
@@ -99,29 +132,44 @@ func spawn(pl *plumbing, first []byte, tl *timeline) (*child, error) {
 	tl.mark("child spawned")
 	c := &child{conn: conn, sup: &supervisor{stage0: stage0, pidfd: -1}, exited: exited, events: make(chan childEvent, 4)}
 	conn.writeAll(first) // a few bytes: the socket buffer takes them
+	c.listen()
+	return c, nil
+}
+
+// listen turns the child's messages into events.
+func (c *child) listen() {
+	if c.conn == nil {
+		c.events <- childEvent{err: errEOF}
+		return
+	}
 	go func() {
 		for {
-			typ, payload, err := conn.readFrame()
+			typ, payload, err := c.conn.readFrame()
 			if err != nil {
 				c.events <- childEvent{err: err}
 				return
 			}
-			c.events <- decodeEvent(conn, typ, payload)
+			c.events <- decodeEvent(c.conn, typ, payload)
 		}
 	}()
-	return c, nil
 }
 
 // abort kills a child that will not be told what to run, and reaps it.
 func (c *child) abort() {
 	c.sup.kill()
 	<-c.exited
-	c.conn.close()
+	if c.conn != nil {
+		c.conn.close()
+	}
 }
 
 // finish sends the command and its view, supervises the run and collects
 // how it ended.
 func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing, tl *timeline) (*Result, error) {
+	if c.conn == nil {
+		c.abort()
+		return nil, &SetupError{Step: "start", Message: "cannot talk to the sandbox child"}
+	}
 	defer c.conn.close()
 	defer c.sup.release()
 	c.sup.grace = cmp.Or(spec.Grace, DefaultGrace)
@@ -130,8 +178,9 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 		c.abort()
 		return nil, err
 	}
-	// If the child died first (namespaces refused), its message says why.
-	writeErr := c.conn.writeAll(view)
+	// The command's standard streams travel with the view. If the child
+	// died first (namespaces refused), its message says why.
+	writeErr := c.conn.writeWithFDs(view, []int{int(pl.child[0].Fd()), int(pl.child[1].Fd()), int(pl.child[2].Fd())})
 	tl.mark("view sent")
 
 	var (
@@ -152,7 +201,11 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 		defer t.Stop()
 		timeout = t.C
 	}
-	for status == nil || !eof {
+	// PID 1 reports the exit only once every process of the sandbox is
+	// dead and the output streams are closed: the report ends the run.
+	// Without one, the run ends when stage 0 is reaped and the socket
+	// closed.
+	for exit == nil && (status == nil || !eof) {
 		select {
 		case ev := <-events:
 			switch {
@@ -253,7 +306,10 @@ func startChild(pl *plumbing, sock int) (int, <-chan unix.WaitStatus, error) {
 	go func() {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		files := []uintptr{pl.child[0].Fd(), pl.child[1].Fd(), pl.child[2].Fd(), uintptr(sock)}
+		// The command's streams come with the view; the child's own are
+		// /dev/null.
+		null := pl.null.Fd()
+		files := []uintptr{null, null, null, uintptr(sock)}
 		pidfd := -1
 		pid, err := syscall.ForkExec("/proc/self/exe", []string{"forgebox", initVerb}, &syscall.ProcAttr{
 			Env:   []string{},

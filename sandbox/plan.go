@@ -11,14 +11,13 @@ import (
 type itemKind uint8
 
 const (
-	kindTmpfs   itemKind = iota + 1 // a fresh tmpfs private to the run
-	kindProc                        // a fresh proc for the new PID namespace
-	kindDevpts                      // a fresh devpts instance
-	kindSymlink                     // a symlink inside a tmpfs of ours
+	kindBase    itemKind = iota + 1 // placed by the child's base view: /proc, /dev, /tmp, /run ...
+	kindTmpfs                       // a fresh tmpfs private to the run
 	kindCover                       // an empty read-only stand-in hiding the path
 	kindGrant                       // the host path itself, bound in place
 	kindProtect                     // a path inside a writable root, made read-only
 	kindPin                         // a directory bound onto itself: it can no longer be renamed
+	kindSymlink                     // a symlink inside a tmpfs of ours
 )
 
 // viewItem is one mount of the filesystem view, before ordering.
@@ -27,6 +26,7 @@ type viewItem struct {
 	Path string
 	Dir  bool   // directory (or, for covers and grants, a file when false)
 	Set  uint64 // mount attributes to set
+	Clr  uint64 // and to clear
 	Mode uint32 // tmpfs root mode
 	// ReadOnlyAfter makes a tmpfs read-only once everything beneath it is
 	// in place.
@@ -38,25 +38,22 @@ type viewItem struct {
 }
 
 // planMounts orders the items and turns them into mount operations for the
-// child. It only reasons about paths: every host path it refers to was
-// checked by the caller, and the child re-checks each one without following
-// symlinks when it gets there.
-//
-// The plan has three phases. First every host subtree that will be bound
-// somewhere is cloned, while the host tree still has its own flags. Then the
-// whole host tree is made read-only, nosuid and nodev in one recursive step.
-// Then the items are placed, parents before children; a path beneath one of
-// our tmpfs mounts gets its mount point created first.
-func planMounts(items []viewItem) ([]mountOp, uint32, error) {
+// child, which runs them on top of its base view (the host tree read-only,
+// fresh /proc, minimal /dev, private /tmp, /var/tmp, /dev/shm and /run).
+// It only reasons about paths: every host path it refers to was checked by
+// the caller, and the child re-checks each one without following symlinks
+// when it gets there. Items are placed parents first; a path beneath one of
+// our tmpfs mounts gets its mount point made first.
+func planMounts(items []viewItem) ([]mountOp, error) {
 	for _, it := range items {
 		if !path.IsAbs(it.Path) || path.Clean(it.Path) != it.Path {
-			return nil, 0, fmt.Errorf("plan: path %q is not absolute and clean", it.Path)
+			return nil, fmt.Errorf("plan: path %q is not absolute and clean", it.Path)
 		}
 	}
 	items = slices.Clone(items)
-	slices.SortStableFunc(items, func(a, b viewItem) int { return rank(a) - rank(b) })
+	slices.SortStableFunc(items, func(a, b viewItem) int { return depth(a.Path) - depth(b.Path) })
 	if i, j, ok := duplicatePath(items); ok {
-		return nil, 0, fmt.Errorf("plan: %s placed twice (%d and %d)", items[i].Path, items[i].Kind, items[j].Kind)
+		return nil, fmt.Errorf("plan: %s placed twice (kinds %d and %d)", items[i].Path, items[i].Kind, items[j].Kind)
 	}
 
 	// A cover inside something that is not host content hides nothing.
@@ -85,40 +82,24 @@ func planMounts(items []viewItem) ([]mountOp, uint32, error) {
 	}
 
 	var ops []mountOp
-	var slots uint32
-	slot := make([]uint32, len(kept))
-	for i, it := range kept {
-		if it.Kind == kindGrant || it.Kind == kindProtect || it.Kind == kindPin {
-			slot[i] = slots
-			ops = append(ops, mountOp{Op: opClone, A: it.Path, Slot: slots, Flags: recursiveIf(it.Dir), Dev: it.Dev, Ino: it.Ino})
-			slots++
-		}
-	}
-	ops = append(ops, mountOp{Op: opSetattr, A: "/", Flags: opFlagRecursive, Set: attrRdonly | attrNosuid | attrNodev})
-
 	made := map[string]bool{}
-	staged := false
 	for i, it := range kept {
-		if it.Kind == kindCover && !staged {
-			if enclosing(kept[:i], stageDir) < 0 {
-				return nil, 0, fmt.Errorf("plan: %s is hidden before the private /dev exists", it.Path)
-			}
-			ops = append(ops, mountOp{Op: opMkdir, A: stageDir, Mode: 0o555}, mountOp{Op: opMkfile, A: stageFile, Mode: 0o444})
-			staged = true
-		}
 		p := enclosing(kept[:i], it.Path)
+		if it.Kind == kindBase {
+			if p < 0 || hostContent(kept[p].Kind) || kept[p].Kind == kindBase {
+				continue // the base view has it already
+			}
+			// A cover of this plan hides the base's mount: make it again.
+			it = viewItem{Kind: kindTmpfs, Path: it.Path, Dir: true, Mode: 0o1777, Set: attrNosuid | attrNodev}
+		}
 		if p >= 0 && !hostContent(kept[p].Kind) {
 			ops = append(ops, mountPoint(kept[p].Path, it, made)...)
 		} else if it.Kind == kindSymlink {
-			return nil, 0, fmt.Errorf("plan: symlink %s is not inside a tmpfs of the run", it.Path)
+			return nil, fmt.Errorf("plan: symlink %s is not inside a tmpfs of the run", it.Path)
 		}
 		switch it.Kind {
 		case kindTmpfs:
 			ops = append(ops, mountOp{Op: opTmpfs, A: it.Path, Mode: it.Mode, Set: it.Set})
-		case kindProc:
-			ops = append(ops, mountOp{Op: opProc, A: it.Path})
-		case kindDevpts:
-			ops = append(ops, mountOp{Op: opDevpts, A: it.Path})
 		case kindSymlink:
 			ops = append(ops, mountOp{Op: opSymlink, A: it.Path, B: it.Target})
 		case kindCover:
@@ -126,43 +107,19 @@ func planMounts(items []viewItem) ([]mountOp, uint32, error) {
 			if it.Dir {
 				flags = opFlagDir
 			}
-			source := stageFile
-			if it.Dir {
-				source = stageDir
-			}
-			ops = append(ops, mountOp{Op: opHide, A: it.Path, B: source, Flags: flags})
+			ops = append(ops, mountOp{Op: opHide, A: it.Path, Flags: flags})
 		case kindGrant, kindProtect, kindPin:
-			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Flags: recursiveIf(it.Dir), Dev: it.Dev, Ino: it.Ino})
+			ops = append(ops, mountOp{Op: opBind, A: it.Path, Set: it.Set, Clr: it.Clr, Flags: recursiveIf(it.Dir), Dev: it.Dev, Ino: it.Ino})
 		default:
-			return nil, 0, fmt.Errorf("plan: unknown item kind %d at %s", it.Kind, it.Path)
+			return nil, fmt.Errorf("plan: unknown item kind %d at %s", it.Kind, it.Path)
 		}
-	}
-	if staged {
-		ops = append(ops, mountOp{Op: opRemove, A: stageDir, Flags: opFlagDir}, mountOp{Op: opRemove, A: stageFile})
 	}
 	for _, it := range kept {
 		if it.Kind == kindTmpfs && it.ReadOnlyAfter {
 			ops = append(ops, mountOp{Op: opSetattr, A: it.Path, Set: attrRdonly})
 		}
 	}
-	return ops, slots, nil
-}
-
-// The empty directory and file that covers are cloned from. They live in the
-// private /dev only while the view is built; the covers keep them alive.
-const (
-	stageDir  = "/dev/.forgebox-empty-dir"
-	stageFile = "/dev/.forgebox-empty-file"
-)
-
-// rank orders items parents first; the private /dev and /proc come before
-// their siblings because covers are cloned from /dev.
-func rank(it viewItem) int {
-	r := depth(it.Path) * 2
-	if it.Path != "/dev" && it.Path != "/proc" {
-		r++
-	}
-	return r
+	return ops, nil
 }
 
 // mountPoint creates, inside the tmpfs at base, the directories leading to

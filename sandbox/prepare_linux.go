@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -50,7 +51,7 @@ func newRun(s Spec, pty bool, rows, cols uint16) (*prepared, error) {
 		Flags:  flagIsolate,
 		UIDOut: uid, GIDOut: gid, UIDIn: uid, GIDIn: gid,
 		Argv: argv, Env: env, AltArg0: alt, Path: lookupEnv(env, "PATH"),
-		Hostname: "forgebox", Rows: rows, Cols: cols,
+		Rows: rows, Cols: cols,
 	}
 	p.enforced = Enforced{Sandbox: true, PTY: pty, Namespaces: []string{"user", "pid", "mount", "ipc", "uts"}}
 	if s.network() == NetNone {
@@ -58,7 +59,7 @@ func newRun(s Spec, pty bool, rows, cols uint16) (*prepared, error) {
 		p.enforced.Namespaces = append(p.enforced.Namespaces, "net")
 	}
 	if pty {
-		p.child.Flags |= flagPTY
+		p.child.RunFlags |= runFlagPTY
 	}
 	return p, nil
 }
@@ -107,19 +108,8 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	}
 	tl.mark("paths checked")
 
-	homes := homeDirs(s)
-	secrets := existingSecrets(homes)
-	var secretPaths []string
-	for _, h := range secrets {
-		secretPaths = append(secretPaths, h.Path)
-	}
-	if err := checkWorkspace(ws, homes, secretPaths); err != nil {
-		return err
-	}
-	tl.mark("secrets found")
-
 	l := layout{Profile: s.profile(), Network: s.network(), Workspace: ws}
-	facts := hostFacts{Grants: map[string]bool{}, Secrets: secrets}
+	facts := hostFacts{Grants: map[string]bool{}}
 	if l.Profile != ProfileReadOnly {
 		l.Writable = append(l.Writable, ws)
 	}
@@ -132,25 +122,20 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 			if !filepath.IsAbs(path) {
 				return invalidf("%s %s: the path must be absolute", list.flag, path)
 			}
-			c, err := existingPath(path, list.flag)
+			h, err := realPath(path)
 			if err != nil {
-				return err
+				return invalidf("%s %s: %v", list.flag, path, err)
 			}
-			if c == "/" {
+			if h.Path == "/" {
 				return invalidf("cannot grant /: grant the directories the command needs")
 			}
-			if !slices.Contains(*list.dst, c) {
-				*list.dst = append(*list.dst, c)
+			if !slices.Contains(*list.dst, h.Path) {
+				*list.dst = append(*list.dst, h.Path)
 			}
+			facts.Grants[h.Path] = h.Dir
 		}
 	}
-	for _, path := range append(slices.Clone(l.Writable), l.ReadOnly...) {
-		st, err := os.Stat(path)
-		if err != nil {
-			return invalidf("%s: %v", path, err)
-		}
-		facts.Grants[path] = st.IsDir()
-	}
+	facts.Grants[ws] = true
 	for _, path := range s.Hide {
 		if !filepath.IsAbs(path) {
 			return invalidf("--hide %s: the path must be absolute", path)
@@ -160,7 +145,15 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		}
 	}
 
-	facts.Devices = presentDevices()
+	// The host facts are independent of each other: gather them at once.
+	homes := homeDirs(s)
+	var wg sync.WaitGroup
+	var guardErr error
+	wg.Go(func() { facts.Secrets = existingSecrets(homes) })
+	wg.Go(func() { facts.Sockets = readHostSockets() })
+	if len(l.Writable) > 0 {
+		wg.Go(func() { p.guard, guardErr = protect(ws, l.Writable) })
+	}
 	facts.Dirs = map[string]bool{}
 	for _, d := range []string{"/var/tmp", "/run", "/var/run"} {
 		var st unix.Stat_t
@@ -169,18 +162,23 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	if l.Profile == ProfileStrict {
 		facts.Root = rootEntries()
 	}
-	facts.Sockets = readHostSockets()
 	if l.Network == NetHost {
 		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && (beneath(r, "/run") || beneath(r, "/var/run")) {
 			facts.ResolvConf = r
 		}
 	}
-	tl.mark("host sockets listed")
-
-	if len(l.Writable) > 0 {
-		if p.guard, err = protect(ws, l.Writable); err != nil {
-			return err
-		}
+	wg.Wait()
+	if guardErr != nil {
+		return guardErr
+	}
+	var secretPaths []string
+	for _, h := range facts.Secrets {
+		secretPaths = append(secretPaths, h.Path)
+	}
+	if err := checkWorkspace(ws, homes, secretPaths); err != nil {
+		return err
+	}
+	if p.guard != nil {
 		facts.Protected = p.guard.paths
 		p.warnings = append(p.warnings, p.guard.warnings...)
 	}
@@ -189,7 +187,7 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	if err != nil {
 		return err
 	}
-	mounts, slots, err := planMounts(items)
+	mounts, err := planMounts(items)
 	if err != nil {
 		return err
 	}
@@ -199,7 +197,7 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		enf.Watched = p.guard.watched
 	}
 	p.enforced = enf
-	p.child.Cwd, p.child.Mounts, p.child.Slots = startDir(dir, ws), mounts, slots
+	p.child.Cwd, p.child.Mounts = startDir(dir, ws), mounts
 	tl.mark("view planned")
 	return nil
 }
@@ -210,7 +208,7 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 func (p *prepared) unisolated(why string) {
 	p.child.Flags &^= flagIsolate | flagNewNet
 	p.child.Flags |= flagSubreaper
-	p.child.Mounts, p.child.Slots, p.child.Hostname = nil, 0, ""
+	p.child.Mounts = nil
 	pty := p.enforced.PTY
 	missing := []string{"namespaces (" + why + ")", "read-only host filesystem", "hidden secrets and sockets",
 		"protected paths", "private /tmp and /dev", "network isolation"}
@@ -223,27 +221,46 @@ func existingPath(p, what string) (string, error) {
 	if err != nil {
 		return "", invalidf("%s %s: %v", what, p, err)
 	}
-	real, err := filepath.EvalSymlinks(abs)
+	h, err := realPath(abs)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return "", invalidf("%s %s does not exist", what, p)
 		}
 		return "", invalidf("%s %s: %v", what, p, err)
 	}
-	return real, nil
+	return h.Path, nil
 }
 
 // resolveExisting resolves p if it exists, symlinks included.
 func resolveExisting(p string) (hostPath, bool) {
-	real, err := filepath.EvalSymlinks(p)
+	h, err := realPath(p)
+	return h, err == nil
+}
+
+// realPath resolves every symlink in p in three system calls, where
+// filepath.EvalSymlinks makes one per component: the kernel names the file
+// an O_PATH descriptor refers to.
+func realPath(p string) (hostPath, error) {
+	fd, err := unix.Open(p, unix.O_PATH|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return hostPath{}, false
+		return hostPath{}, &fs.PathError{Op: "open", Path: p, Err: err}
 	}
-	st, err := os.Stat(real)
-	if err != nil {
-		return hostPath{}, false
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return hostPath{}, &fs.PathError{Op: "stat", Path: p, Err: err}
 	}
-	return hostPath{Path: real, Dir: st.IsDir()}, true
+	buf := make([]byte, unix.PathMax)
+	n, err := unix.Readlink("/proc/self/fd/"+strconv.Itoa(fd), buf)
+	if err != nil || n == 0 || buf[0] != '/' || n == len(buf) {
+		// No /proc, or a path the kernel cannot name: do it the slow way.
+		real, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			return hostPath{}, err
+		}
+		return hostPath{Path: real, Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, nil
+	}
+	return hostPath{Path: string(buf[:n]), Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, nil
 }
 
 // homeDirs are the caller's home directories: the account database's and
@@ -274,32 +291,32 @@ func homeDirs(s Spec) []string {
 	return homes
 }
 
+// existingSecrets finds the secret locations that exist. Most do not: one
+// listing of each home directory rules them out without a system call per
+// candidate. System files the caller cannot read need no cover.
 func existingSecrets(homes []string) []hostPath {
 	var out []hostPath
-	cands := secretCandidates(homes)
-	if keys, err := filepath.Glob(sshHostKeyPattern); err == nil {
-		cands = append(cands, keys...)
-	}
-	for _, c := range cands {
-		// Most candidates do not exist: one lstat says so. Only what
-		// exists is resolved through symlinks.
-		var st unix.Stat_t
-		if unix.Lstat(c, &st) != nil {
-			continue
-		}
+	add := func(c string) {
 		if h, ok := resolveExisting(c); ok && !slices.ContainsFunc(out, func(o hostPath) bool { return o.Path == h.Path }) {
 			out = append(out, h)
 		}
 	}
-	return out
-}
-
-func presentDevices() []string {
-	var out []string
-	for _, d := range devices {
-		var st unix.Stat_t
-		if unix.Stat(d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFCHR {
-			out = append(out, d)
+	for _, home := range homes {
+		names := listNames(home)
+		for _, rel := range secretLocations {
+			first, _, _ := strings.Cut(rel, "/")
+			if names == nil || names[first] {
+				add(filepath.Join(home, rel))
+			}
+		}
+	}
+	system := slices.Clone(systemSecrets)
+	if keys, err := filepath.Glob(sshHostKeyPattern); err == nil {
+		system = append(system, keys...)
+	}
+	for _, c := range system {
+		if unix.Access(c, unix.R_OK) == nil {
+			add(c)
 		}
 	}
 	return out

@@ -59,10 +59,17 @@ func protect(workspace string, roots []string) (*guard, error) {
 }
 
 func (g *guard) root(r string, watch bool) error {
+	names := listNames(r) // one listing instead of a lstat per name
 	if err := g.gitEntry(filepath.Join(r, ".git"), r, watch); err != nil {
 		return err
 	}
 	for _, name := range append(slices.Clone(protectedFiles), protectedDirs...) {
+		if names != nil && !names[name] {
+			if watch {
+				g.watched = append(g.watched, filepath.Join(r, name))
+			}
+			continue
+		}
 		if err := g.add(filepath.Join(r, name), watch); err != nil {
 			return err
 		}
@@ -214,7 +221,15 @@ func (g *guard) afterRun(now time.Time) ([]Quarantined, []string) {
 		}
 		moved = append(moved, Quarantined{Path: p, MovedTo: to})
 	}
+	listed := map[string]map[string]bool{}
 	for _, p := range g.watched {
+		dir := filepath.Dir(p)
+		if _, ok := listed[dir]; !ok {
+			listed[dir] = listNames(dir)
+		}
+		if names := listed[dir]; names != nil && !names[filepath.Base(p)] {
+			continue
+		}
 		var st unix.Stat_t
 		if unix.Lstat(p, &st) != nil {
 			continue
@@ -302,4 +317,22 @@ func hooksPath(config, worktree string) string {
 		return ""
 	}
 	return filepath.Join(worktree, value)
+}
+
+// listNames returns the names in dir, or nil when it cannot be listed.
+func listNames(dir string) map[string]bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil
+	}
+	m := make(map[string]bool, len(names))
+	for _, n := range names {
+		m[n] = true
+	}
+	return m
 }

@@ -20,7 +20,8 @@ type plumbing struct {
 	s   Streams
 	pty bool
 
-	child   [3]*os.File // the child's 0, 1 and 2
+	child   [3]*os.File // the command's 0, 1 and 2
+	null    *os.File    // /dev/null, for the child's own 0, 1 and 2
 	ours    []*os.File  // our copies of the child's ends, closed once it runs
 	copiers sync.WaitGroup
 	finish  []func() error // limited streams flush their tails
@@ -42,6 +43,7 @@ func newPlumbing(s Streams) (*plumbing, error) {
 		return nil, err
 	}
 	p.ours = append(p.ours, null)
+	p.null = null
 	if p.pty {
 		// The command gets the pseudo-terminal; stage 0 and PID 1 get
 		// nothing of the caller's.

@@ -87,6 +87,15 @@ func (c *syncConn) writeAll(p []byte) error {
 	return err
 }
 
+// writeWithFDs writes a frame with descriptors attached to its first bytes.
+func (c *syncConn) writeWithFDs(p []byte, fds []int) error {
+	n, _, err := c.conn.WriteMsgUnix(p, unix.UnixRights(fds...), nil)
+	if err != nil {
+		return err
+	}
+	return c.writeAll(p[n:])
+}
+
 // takeFD hands over the next received descriptor.
 func (c *syncConn) takeFD() int {
 	if len(c.fds) == 0 {

@@ -18,7 +18,6 @@ type layout struct {
 
 // hostFacts is what the parent learned about the host for one run.
 type hostFacts struct {
-	Devices   []string        // device nodes present, e.g. "/dev/null"
 	Dirs      map[string]bool // system paths that exist as real directories
 	Root      []hostPath      // entries of / (for the strict profile)
 	Grants    map[string]bool // grant path -> is a directory
@@ -43,9 +42,6 @@ type protectedPath struct {
 	Dev, Ino uint64
 }
 
-// devices bound from the host into the private /dev.
-var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"}
-
 // strictVisible are the top-level directories the strict profile keeps.
 var strictVisible = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/opt", "/nix", "/gnu"}
 
@@ -59,31 +55,14 @@ func buildView(l layout, f hostFacts) ([]viewItem, Enforced, error) {
 	var enf Enforced
 	put := func(it viewItem) { items[it.Path] = it }
 
-	put(viewItem{Kind: kindProc, Path: "/proc", Dir: true})
-	put(viewItem{Kind: kindTmpfs, Path: "/dev", Dir: true, Mode: 0o755, Set: attrNosuid | attrNoexec, ReadOnlyAfter: true})
-	for _, d := range f.Devices {
-		put(viewItem{Kind: kindGrant, Path: d, Set: attrRdonly | attrNosuid | attrNoexec})
-	}
-	put(viewItem{Kind: kindDevpts, Path: "/dev/pts", Dir: true})
-	put(viewItem{Kind: kindTmpfs, Path: "/dev/shm", Dir: true, Mode: 0o1777, Set: attrNosuid | attrNodev})
-	for link, target := range map[string]string{"/dev/ptmx": "pts/ptmx", "/dev/fd": "/proc/self/fd",
-		"/dev/stdin": "/proc/self/fd/0", "/dev/stdout": "/proc/self/fd/1", "/dev/stderr": "/proc/self/fd/2"} {
-		put(viewItem{Kind: kindSymlink, Path: link, Target: target})
-	}
-	private := []string{"/tmp", "/var/tmp"}
-	for _, d := range private {
-		if d == "/tmp" || f.Dirs[d] {
-			put(viewItem{Kind: kindTmpfs, Path: d, Dir: true, Mode: 0o1777, Set: attrNosuid | attrNodev})
-		}
-	}
-	for _, d := range []string{"/run", "/var/run"} {
-		if f.Dirs[d] {
-			put(viewItem{Kind: kindTmpfs, Path: d, Dir: true, Mode: 0o755, Set: attrNosuid | attrNodev | attrNoexec, ReadOnlyAfter: true})
-		}
+	// What the child's base view places (build_base_view in view_linux.c).
+	for _, d := range []string{"/proc", "/dev", "/dev/pts", "/dev/shm", "/tmp"} {
+		put(viewItem{Kind: kindBase, Path: d, Dir: true})
 	}
 	enf.PrivateDirs = []string{"/tmp", "/dev/shm"}
 	for _, d := range []string{"/var/tmp", "/run", "/var/run"} {
-		if _, ok := items[d]; ok {
+		if f.Dirs[d] {
+			put(viewItem{Kind: kindBase, Path: d, Dir: true})
 			enf.PrivateDirs = append(enf.PrivateDirs, d)
 		}
 	}
@@ -104,7 +83,7 @@ func buildView(l layout, f hostFacts) ([]viewItem, Enforced, error) {
 		put(viewItem{Kind: kindCover, Path: s.Path, Dir: s.Dir})
 		enf.Hidden = append(enf.Hidden, s.Path)
 	}
-	grant := func(p string, set uint64) error {
+	grant := func(p string, set, clr uint64) error {
 		if slices.Contains([]string{"/proc", "/dev", "/sys"}, p) || within(p, "/proc") || within(p, "/dev") || within(p, "/sys") {
 			return invalidf("cannot grant %s: /proc, /dev and /sys are managed by the sandbox", p)
 		}
@@ -112,11 +91,11 @@ func buildView(l layout, f hostFacts) ([]viewItem, Enforced, error) {
 		if !ok {
 			return fmt.Errorf("plan: no facts for grant %s", p)
 		}
-		put(viewItem{Kind: kindGrant, Path: p, Dir: dir, Set: set})
+		put(viewItem{Kind: kindGrant, Path: p, Dir: dir, Set: set, Clr: clr})
 		return nil
 	}
 	for _, p := range l.Writable {
-		if err := grant(p, attrNosuid|attrNodev); err != nil {
+		if err := grant(p, attrNosuid|attrNodev, attrRdonly); err != nil {
 			return nil, enf, err
 		}
 	}
@@ -125,12 +104,12 @@ func buildView(l layout, f hostFacts) ([]viewItem, Enforced, error) {
 		if slices.Contains(l.Writable, p) {
 			return nil, enf, invalidf("%s is granted both read-only and read-write", p)
 		}
-		if err := grant(p, attrRdonly|attrNosuid|attrNodev); err != nil {
+		if err := grant(p, attrRdonly|attrNosuid|attrNodev, 0); err != nil {
 			return nil, enf, err
 		}
 	}
 	if l.Profile == ProfileStrict && !slices.Contains(l.Writable, l.Workspace) && !slices.Contains(l.ReadOnly, l.Workspace) {
-		if err := grant(l.Workspace, attrRdonly|attrNosuid|attrNodev); err != nil {
+		if err := grant(l.Workspace, attrRdonly|attrNosuid|attrNodev, 0); err != nil {
 			return nil, enf, err
 		}
 	}
@@ -156,14 +135,13 @@ func buildView(l layout, f hostFacts) ([]viewItem, Enforced, error) {
 		if _, ok := items[p.Path]; ok {
 			continue
 		}
-		kind := kindProtect
-		set := uint64(attrRdonly | attrNosuid | attrNodev)
+		kind, set, clr := kindProtect, uint64(attrRdonly|attrNosuid|attrNodev), uint64(0)
 		if p.Pin {
-			kind, set = kindPin, attrNosuid|attrNodev
+			kind, set, clr = kindPin, attrNosuid|attrNodev, attrRdonly
 		} else {
 			enf.Protected = append(enf.Protected, p.Path)
 		}
-		put(viewItem{Kind: kind, Path: p.Path, Dir: p.Dir, Set: set, Dev: p.Dev, Ino: p.Ino})
+		put(viewItem{Kind: kind, Path: p.Path, Dir: p.Dir, Set: set, Clr: clr, Dev: p.Dev, Ino: p.Ino})
 	}
 
 	out := make([]viewItem, 0, len(items))

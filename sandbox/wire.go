@@ -38,37 +38,35 @@ const (
 	tagEnv      = 7  // string, repeated: envp
 	tagCwd      = 8  // string
 	tagPath     = 9  // string: PATH for the program lookup
-	tagHostname = 10 // string
 	tagMount    = 11 // mount op record, repeated, in order
 	tagWinsize  = 12 // u16 rows, u16 cols
 	tagAltArg0  = 13 // string: program to try when argv[0] is not found
-	tagSlots    = 14 // u32: number of clone slots the plan uses
+	tagRunFlags = 15 // u32, runFlag* bits
 )
 
-// Spec flags.
+// Flags of the first frame: how stage 0 starts. A preforked child assumes
+// flagIsolate|flagNewNet.
 const (
-	flagNewNet     = 1 << 0 // create a network namespace (loopback only)
-	flagPTY        = 1 << 1 // allocate a pseudo-terminal inside
-	flagIsolate    = 1 << 2 // create namespaces and build the view
-	flagStdinNull  = 1 << 3 // reserved: stdin is /dev/null (the parent passes it)
-	flagSubreaper  = 1 << 4 // without a PID namespace, adopt orphans
-	flagKeepStdio  = 1 << 5 // reserved
-	flagNoHostname = 1 << 6 // reserved
+	flagNewNet    = 1 << 0 // create a network namespace (loopback only)
+	flagIsolate   = 1 << 2 // create namespaces and build the view
+	flagSubreaper = 1 << 4 // without a PID namespace, adopt orphans
 )
 
-// Mount operations, executed in order by the child.
+// Flags of the view frame: how the command runs.
+const runFlagPTY = 1 << 0 // allocate a pseudo-terminal inside
+
+// Mount operations, executed in order by the child on top of its base view
+// (the host tree read-only, fresh /proc, minimal /dev, private /tmp,
+// /var/tmp, /dev/shm, /run: see build_base_view in view_linux.c).
 const (
-	opClone   = 1  // clone tree at A into slot (flagRecursive)
-	opAttach  = 2  // set attributes on slot, move it onto A
+	opBind    = 1  // bind the host path A onto itself with new attributes (flagRecursive)
 	opSetattr = 3  // set attributes on the mount at A (flagRecursive)
 	opTmpfs   = 4  // new tmpfs on A with Mode and attributes
-	opProc    = 5  // new proc on A
-	opDevpts  = 6  // new devpts instance on A
 	opMkdir   = 7  // mkdir A with Mode (inside a tmpfs of ours)
 	opMkfile  = 8  // create empty file A with Mode (inside a tmpfs of ours)
 	opSymlink = 9  // symlink A -> B
-	opHide    = 10 // cover A with a read-only clone of the empty dir (flagDir) or file at B
-	opRemove  = 11 // remove A (rmdir with flagDir), a staging entry of ours
+	opHide    = 10 // cover A with a read-only empty dir (flagDir) or file
+	opRemove  = 11 // remove A (rmdir with flagDir)
 )
 
 // Mount op flags.
@@ -90,23 +88,20 @@ type mountOp struct {
 	Op       uint8
 	Flags    uint32
 	Mode     uint32
-	Slot     uint32
 	Set, Clr uint64
 	Dev, Ino uint64 // when non-zero, the source or target must be this inode
 	A, B     string
 }
 
 func (o mountOp) String() string {
-	name := map[uint8]string{opClone: "clone", opAttach: "attach", opSetattr: "setattr", opTmpfs: "tmpfs",
-		opProc: "proc", opDevpts: "devpts", opMkdir: "mkdir", opMkfile: "mkfile", opSymlink: "symlink", opHide: "hide", opRemove: "remove"}[o.Op]
+	name := map[uint8]string{opBind: "bind", opSetattr: "setattr", opTmpfs: "tmpfs", opMkdir: "mkdir",
+		opMkfile: "mkfile", opSymlink: "symlink", opHide: "hide", opRemove: "remove"}[o.Op]
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-7s %s", name, o.A)
 	if o.B != "" {
 		fmt.Fprintf(&b, " -> %s", o.B)
 	}
 	switch o.Op {
-	case opClone, opAttach:
-		fmt.Fprintf(&b, " slot=%d", o.Slot)
 	case opTmpfs, opMkdir, opMkfile:
 		fmt.Fprintf(&b, " mode=%04o", o.Mode)
 	}
@@ -150,12 +145,11 @@ type childSpec struct {
 	Flags          uint32
 	UIDOut, GIDOut uint32
 	UIDIn, GIDIn   uint32
+	RunFlags       uint32
 	Argv, Env      []string
 	AltArg0        string
 	Cwd, Path      string
-	Hostname       string
 	Mounts         []mountOp
-	Slots          uint32
 	Rows, Cols     uint16
 }
 
@@ -188,7 +182,7 @@ func (s *childSpec) encodeNamespaces() []byte {
 
 func (s *childSpec) encodeView() ([]byte, error) {
 	e := newEncoder()
-	e.u32(tagSlots, s.Slots)
+	e.u32(tagRunFlags, s.RunFlags)
 	for _, a := range s.Argv {
 		e.str(tagArg, a)
 	}
@@ -200,9 +194,6 @@ func (s *childSpec) encodeView() ([]byte, error) {
 	}
 	e.str(tagCwd, s.Cwd)
 	e.str(tagPath, s.Path)
-	if s.Hostname != "" {
-		e.str(tagHostname, s.Hostname)
-	}
 	if s.Rows != 0 || s.Cols != 0 {
 		v := binary.LittleEndian.AppendUint16(nil, s.Rows)
 		e.field(tagWinsize, binary.LittleEndian.AppendUint16(v, s.Cols))
@@ -212,7 +203,7 @@ func (s *childSpec) encodeView() ([]byte, error) {
 		v = append(v, m.Op, 0, 0, 0)
 		v = binary.LittleEndian.AppendUint32(v, m.Flags)
 		v = binary.LittleEndian.AppendUint32(v, m.Mode)
-		v = binary.LittleEndian.AppendUint32(v, m.Slot)
+		v = binary.LittleEndian.AppendUint32(v, 0) // reserved
 		v = binary.LittleEndian.AppendUint64(v, m.Set)
 		v = binary.LittleEndian.AppendUint64(v, m.Clr)
 		v = binary.LittleEndian.AppendUint64(v, m.Dev)

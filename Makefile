@@ -1,0 +1,27 @@
+# forgebox build, setup and test entry points. `make setup build` prepares a
+# fresh Debian machine and builds bin/forgebox; `make test` runs what CI runs.
+GO      ?= go
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo dev)
+BIN     := bin/forgebox
+# Static: one file that runs anywhere, with libseccomp linked in later.
+TAGS    := netgo,osusergo
+LDFLAGS := -s -w -X main.version=$(VERSION) -extldflags -static
+
+.PHONY: build setup test bench clean
+
+build:
+	CGO_ENABLED=1 $(GO) build -trimpath -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/forgebox
+
+# Installs the system packages the build and the tests need, and the
+# unprivileged test user. Needs root.
+setup:
+	./scripts/setup
+
+test:
+	./scripts/test
+
+bench: build
+	$(GO) run ./bench -forgebox $(BIN)
+
+clean:
+	rm -rf bin

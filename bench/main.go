@@ -1,0 +1,125 @@
+// Command bench measures forgebox against bubblewrap in the same run.
+//
+//	go run ./bench -forgebox bin/forgebox [-n 400] [-throughput=false]
+//
+// Startup: `forgebox run --pty -- /bin/true` (namespaces, mounts and a
+// pseudo-terminal) and the same without --pty, each paired with
+// `bwrap --unshare-all --die-with-parent --ro-bind / / --dev /dev --proc
+// /proc --tmpfs /tmp /bin/true`. Runs are interleaved so that the machine's
+// noise hits both alike; the report gives medians, p99 and the median of
+// the per-pair ratios.
+//
+// Throughput: a command printing 1 GiB through forgebox, in pipe mode and on
+// a pseudo-terminal, against the same command run directly.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+func main() {
+	fb := flag.String("forgebox", "bin/forgebox", "the forgebox binary to measure")
+	n := flag.Int("n", 400, "paired runs per startup comparison")
+	tp := flag.Bool("throughput", true, "measure output throughput too")
+	size := flag.Int64("bytes", 1<<30, "bytes printed by the throughput command")
+	flag.Parse()
+	if _, err := exec.LookPath("bwrap"); err != nil {
+		fail("bwrap is not installed (apt-get install bubblewrap): it is the reference")
+	}
+	ws, err := os.MkdirTemp("", "forgebox-bench-")
+	if err != nil {
+		fail(err.Error())
+	}
+	defer os.RemoveAll(ws)
+	bin, _ := filepath.Abs(*fb)
+	bwrap := []string{"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "/bin/true"}
+
+	fmt.Printf("startup, %d interleaved pairs, workspace %s\n", *n, ws)
+	compare(ws, *n, "forgebox run --pty -- /bin/true", []string{bin, "run", "--pty", "--", "/bin/true"}, "bwrap", bwrap)
+	compare(ws, *n, "forgebox run -- /bin/true", []string{bin, "run", "--", "/bin/true"}, "bwrap", bwrap)
+
+	if *tp {
+		fmt.Printf("\nthroughput, %d MiB of output read from a pipe\n", *size>>20)
+		cmd := []string{"head", "-c", fmt.Sprint(*size), "/dev/zero"}
+		direct := throughput(ws, cmd)
+		pipe := throughput(ws, append([]string{bin, "run", "--"}, cmd...))
+		pty := throughput(ws, append([]string{bin, "run", "--pty", "--"}, cmd...))
+		fmt.Printf("  direct              %8.0f MB/s\n", direct)
+		fmt.Printf("  forgebox pipe mode  %8.0f MB/s  (%.2fx direct; goal >= 1000 MB/s)\n", pipe, pipe/direct)
+		fmt.Printf("  forgebox pty mode   %8.0f MB/s  (goal >= 100 MB/s)\n", pty)
+	}
+}
+
+// compare runs a and b alternately and prints their medians, p99 and the
+// median of the per-pair ratios a/b.
+func compare(dir string, n int, aName string, a []string, bName string, b []string) {
+	const warmup = 20
+	var ta, tb, ratio []float64
+	for i := 0; i < n+warmup; i++ {
+		var x, y float64
+		if i%2 == 0 { // alternate who goes first
+			x, y = timeRun(dir, a), timeRun(dir, b)
+		} else {
+			y, x = timeRun(dir, b), timeRun(dir, a)
+		}
+		if i >= warmup {
+			ta, tb, ratio = append(ta, x), append(tb, y), append(ratio, x/y)
+		}
+	}
+	ma, mb := pct(ta, 50), pct(tb, 50)
+	fmt.Printf("  %-34s median %6.2f ms  p99 %6.2f ms\n", aName, ma, pct(ta, 99))
+	fmt.Printf("  %-34s median %6.2f ms  p99 %6.2f ms\n", bName, mb, pct(tb, 99))
+	fmt.Printf("  ratio: median of pairs %.3f, of medians %.3f, at p99 %.3f\n", pct(ratio, 50), ma/mb, pct(ta, 99)/pct(tb, 99))
+}
+
+func timeRun(dir string, argv []string) float64 {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	start := time.Now()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		fail(fmt.Sprintf("%s: %v\n%s", strings.Join(argv, " "), err, out))
+	}
+	return float64(time.Since(start).Microseconds()) / 1000
+}
+
+func pct(v []float64, p int) float64 {
+	s := append([]float64(nil), v...)
+	sort.Float64s(s)
+	i := len(s) * p / 100
+	if i >= len(s) {
+		i = len(s) - 1
+	}
+	return s[i]
+}
+
+// throughput returns the MB/s at which argv's stdout arrives in a pipe.
+func throughput(dir string, argv []string) float64 {
+	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Dir = dir
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		fail(err.Error())
+	}
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		fail(err.Error())
+	}
+	n, _ := io.CopyBuffer(io.Discard, out, make([]byte, 1<<20))
+	if err := cmd.Wait(); err != nil {
+		fail(fmt.Sprintf("%s: %v", strings.Join(argv, " "), err))
+	}
+	return float64(n) / time.Since(start).Seconds() / 1e6
+}
+
+func fail(msg string) {
+	fmt.Fprintln(os.Stderr, "bench:", msg)
+	os.Exit(1)
+}

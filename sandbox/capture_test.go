@@ -1,0 +1,87 @@
+package sandbox
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+func TestHeadTail(t *testing.T) {
+	tests := []struct {
+		name   string
+		limit  int64
+		writes []string
+		head   string
+		tail   string
+		omit   int64
+	}{
+		{"fits", 10, []string{"abc", "def"}, "abcdef", "", 0},
+		{"exact", 6, []string{"abcdef"}, "abcdef", "", 0},
+		{"one big write", 6, []string{"0123456789"}, "012", "789", 4},
+		{"many small writes", 6, []string{"01", "23", "45", "67", "89"}, "012", "789", 4},
+		{"wraps the ring", 4, []string{"abcdefghij", "k", "lm"}, "ab", "lm", 9},
+	}
+	for _, tt := range tests {
+		b := newHeadTail(tt.limit)
+		for _, w := range tt.writes {
+			b.Write([]byte(w))
+		}
+		c := b.result()
+		if string(c.Head) != tt.head || string(c.Tail) != tt.tail || c.Omitted != tt.omit {
+			t.Errorf("%s: head %q tail %q omitted %d; want %q %q %d", tt.name, c.Head, c.Tail, c.Omitted, tt.head, tt.tail, tt.omit)
+		}
+		if c.Total != int64(len(strings.Join(tt.writes, ""))) {
+			t.Errorf("%s: total %d", tt.name, c.Total)
+		}
+	}
+}
+
+// Cutting inside a multi-byte character would turn valid text into
+// replacement characters: the cut moves to a character boundary.
+func TestHeadTailKeepsUTF8Whole(t *testing.T) {
+	text := strings.Repeat("é€😀", 1000)
+	for limit := int64(4); limit < 40; limit++ {
+		b := newHeadTail(limit)
+		b.Write([]byte(text))
+		c := b.result()
+		if !utf8.Valid(c.Head) || !utf8.Valid(c.Tail) {
+			t.Fatalf("limit %d: head %q tail %q are not valid UTF-8", limit, c.Head, c.Tail)
+		}
+		if int64(len(c.Head)+len(c.Tail))+c.Omitted != int64(len(text)) {
+			t.Fatalf("limit %d: kept+omitted = %d; want %d", limit, int64(len(c.Head)+len(c.Tail))+c.Omitted, len(text))
+		}
+	}
+}
+
+// Memory stays bounded however much is written.
+func TestHeadTailBounded(t *testing.T) {
+	b := newHeadTail(1024)
+	chunk := bytes.Repeat([]byte("x"), 64<<10)
+	for i := 0; i < 1000; i++ {
+		b.Write(chunk)
+	}
+	if cap(b.head)+cap(b.tail) > 1024 {
+		t.Errorf("buffers hold %d bytes for a 1024 byte limit", cap(b.head)+cap(b.tail))
+	}
+}
+
+func TestLimitedStream(t *testing.T) {
+	var out bytes.Buffer
+	l := newLimitedStream(&out, 8)
+	l.Write([]byte("0123456789"))
+	l.Write([]byte("abcdef"))
+	if err := l.finish(); err != nil {
+		t.Fatal(err)
+	}
+	if want := "0123\n[forgebox: 8 bytes omitted]\ncdef"; out.String() != want {
+		t.Errorf("limited stream wrote %q; want %q", out.String(), want)
+	}
+	out.Reset()
+	l = newLimitedStream(&out, 100)
+	l.Write([]byte("short"))
+	l.finish()
+	if out.String() != "short" {
+		t.Errorf("limited stream under its limit wrote %q; want %q", out.String(), "short")
+	}
+}

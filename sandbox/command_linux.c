@@ -1,0 +1,274 @@
+/*
+ * The command's process, from fork to exec: its own session and terminal,
+ * its working directory, no privileges, only fds 0-2, and the program
+ * looked up in the sandbox's PATH. A failure before exec reaches PID 1 over
+ * a close-on-exec pipe.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <termios.h>
+#include <unistd.h>
+
+#include <linux/capability.h>
+#include <linux/securebits.h>
+
+#include "child_linux.h"
+
+/* open_terminal allocates the command's pseudo-terminal from the sandbox's
+ * own devpts, so the slave has a name inside (/dev/pts/0) and the command
+ * never holds a descriptor of a host terminal. */
+int open_terminal(const struct fb_spec *s, struct fb_term *t, struct fb_err *e)
+{
+	int unlock = 0;
+	struct winsize ws = {.ws_row = s->rows, .ws_col = s->cols};
+
+	t->master = open("/dev/ptmx", O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (t->master < 0)
+		return fb_fail(e, "terminal", errno, "open /dev/ptmx");
+	if (ioctl(t->master, TIOCSPTLCK, &unlock) < 0)
+		return fb_fail(e, "terminal", errno, "unlock pseudo-terminal");
+	t->slave = ioctl(t->master, TIOCGPTPEER, O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (t->slave < 0)
+		return fb_fail(e, "terminal", errno, "open pseudo-terminal peer");
+	if ((ws.ws_row || ws.ws_col) && ioctl(t->master, TIOCSWINSZ, &ws) < 0)
+		return fb_fail(e, "terminal", errno, "set window size");
+	return 0;
+}
+
+void forwarded_signals(sigset_t *set)
+{
+	static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+	sigemptyset(set);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaddset(set, sigs[i]);
+}
+
+static int reset_signals(struct fb_err *e)
+{
+	sigset_t none;
+	sigemptyset(&none);
+	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
+		return fb_fail(e, "session", errno, "unblock signals");
+	return 0;
+}
+
+/* enter_session makes the command a session leader. Without a terminal it
+ * has no controlling terminal at all, so /dev/tty cannot reach the
+ * caller's; with one, the sandbox's pseudo-terminal becomes it. */
+static int enter_session(const struct fb_term *t, struct fb_err *e)
+{
+	if (setsid() < 0)
+		return fb_fail(e, "session", errno, "setsid");
+	if (t->slave < 0)
+		return 0;
+	if (ioctl(t->slave, TIOCSCTTY, 0) < 0)
+		return fb_fail(e, "session", errno, "make the pseudo-terminal controlling");
+	for (int fd = 0; fd < 3; fd++)
+		if (dup2(t->slave, fd) < 0)
+			return fb_fail(e, "session", errno, "connect the pseudo-terminal");
+	return 0;
+}
+
+static int enter_workdir(const struct fb_spec *s, struct fb_err *e)
+{
+	if (chdir(s->cwd) < 0)
+		return fb_fail(e, "cwd", errno, "chdir \"%s\"", s->cwd);
+	return 0;
+}
+
+static int set_no_new_privs(struct fb_err *e)
+{
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0)
+		return fb_fail(e, "no-new-privs", errno, "prctl(PR_SET_NO_NEW_PRIVS)");
+	return 0;
+}
+
+/* drop_capabilities empties every capability set and locks the securebits
+ * so that executing a program as uid 0 cannot bring them back. Outside a
+ * user namespace an unprivileged caller has nothing to drop and may not
+ * change the bounding set; that is not an error there. */
+int drop_capabilities(int isolated, struct fb_err *e)
+{
+	struct __user_cap_header_struct h = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct d[2];
+	unsigned long bits = SECBIT_NOROOT | SECBIT_NOROOT_LOCKED | SECBIT_NO_SETUID_FIXUP |
+			     SECBIT_NO_SETUID_FIXUP_LOCKED | SECBIT_KEEP_CAPS_LOCKED |
+			     SECBIT_NO_CAP_AMBIENT_RAISE | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+
+	if (prctl(PR_SET_SECUREBITS, bits, 0, 0, 0) < 0 && (isolated || errno != EPERM))
+		return fb_fail(e, "capabilities", errno, "lock securebits");
+	for (int cap = 0;; cap++) {
+		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) == 0)
+			continue;
+		if (errno == EINVAL)
+			break;
+		if (isolated || errno != EPERM)
+			return fb_fail(e, "capabilities", errno, "drop capability %d from the bounding set", cap);
+		break;
+	}
+	if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) < 0 && errno != EINVAL)
+		return fb_fail(e, "capabilities", errno, "clear ambient capabilities");
+	memset(d, 0, sizeof d);
+	if (syscall(SYS_capset, &h, d) < 0)
+		return fb_fail(e, "capabilities", errno, "clear capabilities");
+	return 0;
+}
+
+/* mark_fds_cloexec makes sure the command inherits only 0, 1 and 2. */
+static int mark_fds_cloexec(struct fb_err *e)
+{
+	DIR *d;
+	struct dirent *de;
+
+	if (syscall(FB_SYS_CLOSE_RANGE, 3, ~0U, FB_CLOSE_RANGE_CLOEXEC) == 0)
+		return 0;
+	d = opendir("/proc/self/fd");
+	if (d == NULL)
+		return fb_fail(e, "fds", errno, "list open descriptors");
+	while ((de = readdir(d)) != NULL) {
+		int fd = atoi(de->d_name);
+		if (fd > 2 && fd != dirfd(d))
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+	closedir(d);
+	return 0;
+}
+
+/* exec_search runs prog, looking it up in the sandbox's PATH the way a
+ * shell does, and returns why it could not. */
+static int exec_search(const char *prog, const struct fb_spec *s)
+{
+	char buf[PATH_MAX];
+	const char *p = s->path;
+	int saw_eacces = 0;
+
+	if (strchr(prog, '/')) {
+		execve(prog, s->argv, s->envp);
+		return errno;
+	}
+	if (*prog == 0)
+		return ENOENT;
+	for (;;) {
+		const char *end = strchrnul(p, ':');
+		size_t dl = end - p;
+		if (dl + 1 + strlen(prog) + 1 <= sizeof buf) {
+			memcpy(buf, dl ? p : ".", dl ? dl : 1);
+			dl = dl ? dl : 1;
+			buf[dl] = '/';
+			strcpy(buf + dl + 1, prog);
+			execve(buf, s->argv, s->envp);
+			switch (errno) {
+			case EACCES:
+				saw_eacces = 1;
+				/* fallthrough */
+			case ENOENT:
+			case ENOTDIR:
+			case ELOOP:
+			case ENAMETOOLONG:
+				break;
+			default:
+				return errno;
+			}
+		}
+		if (*end == 0)
+			break;
+		p = end + 1;
+	}
+	return saw_eacces ? EACCES : ENOENT;
+}
+
+static int exec_program(struct fb_spec *s, struct fb_err *e)
+{
+	const char *prog = s->argv[0];
+	int err = exec_search(prog, s);
+
+	if (err == ENOENT && s->alt_arg0) {
+		prog = s->alt_arg0;
+		s->argv[0] = (char *)s->alt_arg0;
+		err = exec_search(prog, s);
+	}
+	return fb_fail(e, "exec", err, "%s", prog);
+}
+
+/* The command reports a failure before exec over a close-on-exec pipe:
+ * EOF there means the program is running. */
+struct fb_exec_report {
+	int err;
+	char step[32];
+	char msg[512];
+};
+
+static __attribute__((noreturn)) void report_to_pid1(int pipe_w, const struct fb_err *e)
+{
+	struct fb_exec_report r;
+	memset(&r, 0, sizeof r);
+	r.err = e->err;
+	snprintf(r.step, sizeof r.step, "%s", e->step);
+	snprintf(r.msg, sizeof r.msg, "%s", e->msg);
+	while (write(pipe_w, &r, sizeof r) < 0 && errno == EINTR)
+		;
+	_exit(127);
+}
+
+static __attribute__((noreturn)) void command_main(struct fb_spec *s, const struct fb_term *t, int pipe_w)
+{
+	struct fb_err e = {0};
+	int isolated = (s->flags & FB_FLAG_ISOLATE) != 0;
+
+	if (reset_signals(&e) < 0 ||
+	    enter_session(t, &e) < 0 ||
+	    enter_workdir(s, &e) < 0 ||
+	    set_no_new_privs(&e) < 0 ||
+	    drop_capabilities(isolated, &e) < 0 ||
+	    mark_fds_cloexec(&e) < 0)
+		report_to_pid1(pipe_w, &e);
+	exec_program(s, &e);
+	report_to_pid1(pipe_w, &e);
+}
+
+/* ---- PID 1: start, report, supervise --------------------------------- */
+
+int start_command(struct fb_spec *s, struct fb_term *t, pid_t *cmd, struct fb_err *e)
+{
+	int p[2];
+	struct fb_exec_report r;
+	ssize_t n;
+
+	if (pipe2(p, O_CLOEXEC) < 0)
+		return fb_fail(e, "start", errno, "pipe");
+	*cmd = fork();
+	if (*cmd < 0)
+		return fb_fail(e, "start", errno, "fork");
+	if (*cmd == 0) {
+		close(p[0]);
+		command_main(s, t, p[1]);
+	}
+	close(p[1]);
+	if (t->slave >= 0) {
+		close(t->slave);
+		t->slave = -1;
+	}
+	while ((n = read(p[0], &r, sizeof r)) < 0 && errno == EINTR)
+		;
+	close(p[0]);
+	if (n == (ssize_t)sizeof r) {
+		r.step[sizeof r.step - 1] = 0;
+		r.msg[sizeof r.msg - 1] = 0;
+		e->err = r.err;
+		e->step = strcmp(r.step, "exec") == 0 ? "exec" : strdup(r.step);
+		snprintf(e->msg, sizeof e->msg, "%s", r.msg);
+		return -1;
+	}
+	return 0;
+}
+

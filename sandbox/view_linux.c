@@ -1,0 +1,356 @@
+/*
+ * The filesystem view, built in PID 1's mount namespace. The base view is the
+ * same for every run and is built before the parent says what to run; the
+ * parent's plan (plan.go) then places the workspace, grants, covers and
+ * protected paths. Every path is opened without following symlinks, and
+ * nothing made here propagates back to the host.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "child_linux.h"
+
+struct fb_mount_attr {
+	uint64_t attr_set, attr_clr, propagation, userns_fd;
+};
+
+struct fb_open_how {
+	uint64_t flags, mode, resolve;
+};
+
+/* open_path opens a mount source or target without following symlinks in
+ * any component: a path the plan names must be exactly that path. With a
+ * pinned inode, the path must still be the inode the parent saw. */
+int open_path(const char *path, uint64_t dev, uint64_t ino, const char *what, struct fb_err *e)
+{
+	struct fb_open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
+				  .resolve = FB_RESOLVE_NO_SYMLINKS | FB_RESOLVE_NO_MAGICLINKS};
+	struct stat st;
+	int fd = syscall(FB_SYS_OPENAT2, AT_FDCWD, path, &how, sizeof how);
+
+	if (fd < 0)
+		return fb_fail(e, "mounts", errno, "%s \"%s\"", what, path);
+	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+		int err = S_ISLNK(st.st_mode) ? ELOOP : errno;
+		close(fd);
+		return fb_fail(e, "mounts", err, "%s \"%s\"", what, path);
+	}
+	if ((dev || ino) && (st.st_dev != dev || st.st_ino != ino)) {
+		close(fd);
+		return fb_fail(e, "mounts", ESTALE, "%s \"%s\" (it changed since the launch)", what, path);
+	}
+	return fd;
+}
+
+/* open_parent opens the directory holding path and points *name at the
+ * last component. */
+static int open_parent(const char *path, char *buf, size_t size, const char **name, const char *what, struct fb_err *e)
+{
+	char *slash;
+
+	if (strlen(path) >= size)
+		return fb_fail(e, "mounts", ENAMETOOLONG, "%s \"%s\"", what, path);
+	strcpy(buf, path);
+	slash = strrchr(buf, '/');
+	if (slash == NULL || slash[1] == 0)
+		return fb_fail(e, "mounts", EINVAL, "%s \"%s\"", what, path);
+	*name = path + (slash - buf) + 1;
+	if (slash == buf)
+		slash[1] = 0;
+	else
+		*slash = 0;
+	return open_path(buf, 0, 0, what, e);
+}
+
+static int set_attr(int fd, uint64_t set, uint64_t clr, int recursive)
+{
+	struct fb_mount_attr a = {.attr_set = set, .attr_clr = clr};
+	unsigned flags = AT_EMPTY_PATH | (recursive ? FB_AT_RECURSIVE : 0);
+
+	if (set == 0 && clr == 0)
+		return 0;
+	if (syscall(FB_SYS_MOUNT_SETATTR, fd, "", flags, &a, sizeof a) == 0)
+		return 0;
+	/* A mount the host has read-only is locked read-only in our
+	 * namespace: a writable grant cannot make it writable, and should
+	 * not. Make the rest of the tree writable. */
+	if (recursive && errno == EPERM && (clr & FB_MOUNT_ATTR_RDONLY))
+		return syscall(FB_SYS_MOUNT_SETATTR, fd, "", AT_EMPTY_PATH, &a, sizeof a);
+	return -1;
+}
+
+static int move_onto(int tree, const char *target, uint64_t dev, uint64_t ino, const char *what, struct fb_err *e)
+{
+	int t = open_path(target, dev, ino, what, e);
+	int r;
+
+	if (t < 0)
+		return -1;
+	r = syscall(FB_SYS_MOVE_MOUNT, tree, "", t, "", FB_MOVE_MOUNT_F_EMPTY_PATH | FB_MOVE_MOUNT_T_EMPTY_PATH);
+	if (r < 0)
+		fb_fail(e, "mounts", errno, "%s \"%s\"", what, target);
+	close(t);
+	return r;
+}
+
+/* mount_fs mounts a fresh filesystem of the given type on target. */
+static int mount_fs(const char *type, const char *const *opts, uint64_t attrs, const char *target, struct fb_err *e)
+{
+	int fs = syscall(FB_SYS_FSOPEN, type, FB_FSOPEN_CLOEXEC), m, r;
+
+	if (fs < 0)
+		return fb_fail(e, "mounts", errno, "%s on \"%s\"", type, target);
+	for (; opts && opts[0]; opts += 2) {
+		if (syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_STRING, opts[0], opts[1], 0) < 0) {
+			int err = errno;
+			close(fs);
+			return fb_fail(e, "mounts", err, "%s on \"%s\": option %s=%s", type, target, opts[0], opts[1]);
+		}
+	}
+	if (syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_CMD_CREATE, NULL, NULL, 0) < 0) {
+		int err = errno;
+		close(fs);
+		return fb_fail(e, "mounts", err, "%s on \"%s\"", type, target);
+	}
+	m = syscall(FB_SYS_FSMOUNT, fs, FB_FSMOUNT_CLOEXEC, (unsigned)attrs);
+	close(fs);
+	if (m < 0)
+		return fb_fail(e, "mounts", errno, "%s on \"%s\"", type, target);
+	r = move_onto(m, target, 0, 0, type, e);
+	close(m);
+	return r;
+}
+
+static int mount_tmpfs(const char *target, mode_t mode, uint64_t attrs, struct fb_err *e)
+{
+	char m[16];
+	const char *opts[] = {"mode", m, NULL};
+	snprintf(m, sizeof m, "%o", (unsigned)mode);
+	return mount_fs("tmpfs", opts, attrs, target, e);
+}
+
+static int clone_tree(const char *path, uint64_t dev, uint64_t ino, int recursive, struct fb_err *e)
+{
+	int src = open_path(path, dev, ino, "clone", e), t;
+	unsigned flags = AT_EMPTY_PATH | FB_OPEN_TREE_CLONE | O_CLOEXEC | (recursive ? FB_AT_RECURSIVE : 0);
+
+	if (src < 0)
+		return -1;
+	t = syscall(FB_SYS_OPEN_TREE, src, "", flags);
+	if (t < 0)
+		fb_fail(e, "mounts", errno, "clone \"%s\"", path);
+	close(src);
+	return t;
+}
+
+/* attach sets attributes on a cloned tree and moves it onto target. */
+static int attach(int tree, const char *target, uint64_t set, uint64_t clr, int recursive, uint64_t dev, uint64_t ino,
+		  struct fb_err *e)
+{
+	if (set_attr(tree, set, clr, recursive) < 0)
+		return fb_fail(e, "mounts", errno, "set attributes for \"%s\"", target);
+	return move_onto(tree, target, dev, ino, "attach", e);
+}
+
+static int make_entry(const char *path, mode_t mode, int dir, const char *link, struct fb_err *e)
+{
+	char buf[PATH_MAX];
+	const char *name;
+	int fd = open_parent(path, buf, sizeof buf, &name, "create", e), r = 0;
+
+	if (fd < 0)
+		return -1;
+	if (link) {
+		if (symlinkat(link, fd, name) < 0)
+			r = fb_fail(e, "mounts", errno, "symlink \"%s\"", path);
+	} else if (dir) {
+		if (mkdirat(fd, name, mode) < 0 && errno != EEXIST)
+			r = fb_fail(e, "mounts", errno, "mkdir \"%s\"", path);
+	} else {
+		int f = openat(fd, name, O_CREAT | O_EXCL | O_WRONLY | O_CLOEXEC | O_NOFOLLOW, mode);
+		if (f < 0)
+			r = fb_fail(e, "mounts", errno, "create \"%s\"", path);
+		else
+			close(f);
+	}
+	close(fd);
+	return r;
+}
+
+static int remove_entry(const char *path, int dir, struct fb_err *e)
+{
+	char buf[PATH_MAX];
+	const char *name;
+	int fd = open_parent(path, buf, sizeof buf, &name, "remove", e), r = 0;
+
+	if (fd < 0)
+		return -1;
+	if (unlinkat(fd, name, dir ? AT_REMOVEDIR : 0) < 0)
+		r = fb_fail(e, "mounts", errno, "remove \"%s\"", path);
+	close(fd);
+	return r;
+}
+
+static int set_attr_at(const char *path, uint64_t set, uint64_t clr, int recursive, struct fb_err *e)
+{
+	int fd = open_path(path, 0, 0, "set attributes on", e), r = 0;
+
+	if (fd < 0)
+		return -1;
+	if (set_attr(fd, set, clr, recursive) < 0)
+		r = fb_fail(e, "mounts", errno, "set attributes on \"%s\"", path);
+	close(fd);
+	return r;
+}
+
+static int is_dir(const char *path)
+{
+	struct stat st;
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+/* What the base view made, for finish_view. */
+static int base_run, base_var_run;
+
+/* build_base_view makes the part of the view every run has: the host tree
+ * read-only, a fresh /proc, a minimal /dev with its own devpts, and private
+ * /tmp, /var/tmp, /dev/shm and /run. plan.go knows these as "base" items. */
+int build_base_view(struct fb_err *e)
+{
+	static const char *const devices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"};
+	static const char *const links[][2] = {{"/dev/ptmx", "pts/ptmx"}, {"/dev/fd", "/proc/self/fd"},
+		{"/dev/stdin", "/proc/self/fd/0"}, {"/dev/stdout", "/proc/self/fd/1"}, {"/dev/stderr", "/proc/self/fd/2"}};
+	const char *devpts_opts[] = {"ptmxmode", "0666", "mode", "0620", NULL};
+	int dev[6];
+	mode_t old = umask(0); /* every mode below is meant exactly */
+	int r = -1;
+
+	if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) < 0) {
+		fb_fail(e, "mounts", errno, "make / private");
+		goto out;
+	}
+	/* The devices are cloned before the tree turns nodev. */
+	for (int i = 0; i < 6; i++) {
+		struct stat st;
+		dev[i] = -1;
+		if (stat(devices[i], &st) == 0 && S_ISCHR(st.st_mode) && (dev[i] = clone_tree(devices[i], 0, 0, 0, e)) < 0)
+			goto out;
+	}
+	/* One recursive step makes every host mount read-only, nosuid and
+	 * nodev: chmod, chown, utime and xattr changes fail too, not only
+	 * writes. */
+	if (set_attr_at("/", FB_MOUNT_ATTR_RDONLY | FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV, 0, 1, e) < 0)
+		goto out;
+	/* A fresh proc shows only this PID namespace. */
+	if (mount_fs("proc", NULL, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, "/proc", e) < 0 ||
+	    mount_tmpfs("/dev", 0755, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NOEXEC, e) < 0)
+		goto out;
+	for (int i = 0; i < 6; i++) {
+		if (dev[i] < 0)
+			continue;
+		if (make_entry(devices[i], 0644, 0, NULL, e) < 0 ||
+		    attach(dev[i], devices[i], FB_MOUNT_ATTR_RDONLY | FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NOEXEC, 0, 0, 0, 0, e) < 0)
+			goto out;
+	}
+	/* A new devpts instance (every devpts mount is one since Linux 4.7):
+	 * the command cannot see or open the host's terminals, so it cannot
+	 * inject input into them. */
+	if (make_entry("/dev/pts", 0755, 1, NULL, e) < 0 ||
+	    mount_fs("devpts", devpts_opts, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NOEXEC, "/dev/pts", e) < 0)
+		goto out;
+	for (int i = 0; i < 5; i++)
+		if (make_entry(links[i][0], 0, 0, links[i][1], e) < 0)
+			goto out;
+	if (make_entry("/dev/shm", 0755, 1, NULL, e) < 0 ||
+	    mount_tmpfs("/dev/shm", 01777, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV, e) < 0 ||
+	    make_entry(FB_STAGE_DIR, 0555, 1, NULL, e) < 0 ||
+	    make_entry(FB_STAGE_FILE, 0444, 0, NULL, e) < 0 ||
+	    mount_tmpfs("/tmp", 01777, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV, e) < 0)
+		goto out;
+	if (is_dir("/var/tmp") && mount_tmpfs("/var/tmp", 01777, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV, e) < 0)
+		goto out;
+	/* /run holds the host's IPC endpoints: D-Bus, docker, containerd,
+	 * systemd, the user runtime directories. */
+	base_run = is_dir("/run");
+	base_var_run = is_dir("/var/run");
+	if ((base_run && mount_tmpfs("/run", 0755, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, e) < 0) ||
+	    (base_var_run && mount_tmpfs("/var/run", 0755, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, e) < 0))
+		goto out;
+	r = 0;
+out:
+	for (int i = 0; i < 6; i++)
+		if (dev[i] >= 0)
+			close(dev[i]);
+	umask(old);
+	return r;
+}
+
+static int apply_op(const struct fb_mount *m, struct fb_err *e)
+{
+	int recursive = (m->flags & FB_OPF_RECURSIVE) != 0, dir = (m->flags & FB_OPF_DIR) != 0, r, t;
+
+	switch (m->op) {
+	case FB_OP_BIND:
+		/* The host path, bound onto itself with new attributes. With a
+		 * pinned inode, source and target must both still be it. */
+		if ((t = clone_tree(m->a, m->dev, m->ino, recursive, e)) < 0)
+			return -1;
+		r = attach(t, m->a, m->set, m->clr, recursive, m->dev, m->ino, e);
+		close(t);
+		return r;
+	case FB_OP_SETATTR:
+		return set_attr_at(m->a, m->set, m->clr, recursive, e);
+	case FB_OP_TMPFS:
+		return mount_tmpfs(m->a, m->mode, m->set, e);
+	case FB_OP_MKDIR:
+		return make_entry(m->a, m->mode, 1, NULL, e);
+	case FB_OP_MKFILE:
+		return make_entry(m->a, m->mode, 0, NULL, e);
+	case FB_OP_SYMLINK:
+		return make_entry(m->a, 0, 0, m->b, e);
+	case FB_OP_HIDE:
+		/* A read-only clone of an empty directory or file of ours. */
+		if ((t = clone_tree(dir ? FB_STAGE_DIR : FB_STAGE_FILE, 0, 0, 0, e)) < 0)
+			return -1;
+		r = attach(t, m->a, FB_MOUNT_ATTR_RDONLY | FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, 0,
+			   0, 0, 0, e);
+		close(t);
+		return r;
+	case FB_OP_REMOVE:
+		return remove_entry(m->a, dir, e);
+	}
+	return fb_fail(e, "mounts", EPROTO, "unknown mount op %u", m->op);
+}
+
+/* apply_view carries out the parent's plan on top of the base view. */
+int apply_view(const struct fb_spec *s, struct fb_err *e)
+{
+	mode_t old = umask(0);
+	int r = 0;
+
+	for (size_t i = 0; r == 0 && i < s->nmounts; i++)
+		r = apply_op(&s->mounts[i], e);
+	umask(old);
+	return r;
+}
+
+/* finish_view removes the staging entries (the covers keep them alive)
+ * and makes the base's own tmpfs read-only. */
+int finish_view(struct fb_err *e)
+{
+	if (remove_entry(FB_STAGE_FILE, 0, e) < 0 || remove_entry(FB_STAGE_DIR, 1, e) < 0 ||
+	    set_attr_at("/dev", FB_MOUNT_ATTR_RDONLY, 0, 0, e) < 0 ||
+	    (base_run && set_attr_at("/run", FB_MOUNT_ATTR_RDONLY, 0, 0, e) < 0) ||
+	    (base_var_run && set_attr_at("/var/run", FB_MOUNT_ATTR_RDONLY, 0, 0, e) < 0))
+		return -1;
+	return 0;
+}
