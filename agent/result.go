@@ -61,6 +61,11 @@ type Error struct {
 	Hint    string `json:"hint,omitempty"`
 }
 
+// Failed renders a run that did not happen.
+func Failed(e Error, exitCode int) RunResult {
+	return RunResult{ExitCode: exitCode, Warnings: []string{}, Quarantined: []sandbox.Quarantined{}, Error: &e}
+}
+
 // FromResult renders a finished run.
 func FromResult(r *sandbox.Result) RunResult {
 	out := RunResult{

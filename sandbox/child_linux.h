@@ -43,7 +43,7 @@
 
 struct fb_mount {
 	uint8_t op;
-	uint32_t flags, mode;
+	uint32_t flags, mode, slot;
 	uint64_t set, clr, dev, ino;
 	const char *a, *b;
 };
@@ -52,7 +52,7 @@ struct fb_spec {
 	/* first frame (or defaults, when preforked) */
 	uint32_t flags, uid_out, gid_out, uid_in, gid_in;
 	/* view frame */
-	uint32_t run_flags;
+	uint32_t run_flags, slots;
 	char **argv, **envp;
 	size_t argc, envc, nmounts;
 	const char *cwd, *path, *alt_arg0;

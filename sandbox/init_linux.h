@@ -22,6 +22,7 @@ enum fb_tag {
 	FB_TAG_MOUNT = 11,
 	FB_TAG_WINSIZE = 12,
 	FB_TAG_ALT_ARG0 = 13,
+	FB_TAG_SLOTS = 14,
 	FB_TAG_RUN_FLAGS = 15,
 };
 
@@ -36,7 +37,8 @@ enum fb_flag {
 enum fb_run_flag { FB_RUN_PTY = 1 << 0 };
 
 enum fb_op {
-	FB_OP_BIND = 1,
+	FB_OP_CLONE = 1,
+	FB_OP_ATTACH = 2,
 	FB_OP_SETATTR = 3,
 	FB_OP_TMPFS = 4,
 	FB_OP_MKDIR = 7,
@@ -44,11 +46,13 @@ enum fb_op {
 	FB_OP_SYMLINK = 9,
 	FB_OP_HIDE = 10,
 	FB_OP_REMOVE = 11,
+	FB_OP_PRIVATE = 12,
 };
 
 enum fb_op_flag { FB_OPF_RECURSIVE = 1 << 0, FB_OPF_DIR = 1 << 1 };
 
-/* Size of a mount op record before its two strings. */
+/* Size of a mount op record before its two strings: op, 3 bytes of
+ * padding, flags, mode, slot, set, clr, dev, ino. */
 #define FB_MOUNT_FIXED 48
 
 /* The verb of `forgebox run`: the constructor starts the child for it before
@@ -56,9 +60,10 @@ enum fb_op_flag { FB_OPF_RECURSIVE = 1 << 0, FB_OPF_DIR = 1 << 1 };
 #define FB_RUN_VERB "run"
 #define FB_NO_PREFORK_ENV "FORGEBOX_NO_PREFORK"
 
-/* Empty entries that covers are cloned from; the base view makes them and
- * removes them once the view is complete. */
-#define FB_STAGE_DIR "/dev/.forgebox-empty-dir"
-#define FB_STAGE_FILE "/dev/.forgebox-empty-file"
+/* Empty entries that covers are cloned from, on a small tmpfs the base view
+ * mounts here and detaches once the view is complete. */
+#define FB_STAGE "/dev/.forgebox-stage"
+#define FB_STAGE_DIR FB_STAGE "/d"
+#define FB_STAGE_FILE FB_STAGE "/f"
 
 #endif

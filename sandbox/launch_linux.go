@@ -38,6 +38,7 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	defer p.release()
 	// The child enters its namespaces while the view is planned here.
 	c, err := start(pl, p, tl)
 	if err != nil {
@@ -213,7 +214,7 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 				eof, events = true, nil
 			case ev.typ == msgReady:
 				ready = true
-				c.sup.pidfd = ev.pidfd
+				c.sup.ready(ev.pidfd)
 				tl.marks = append(tl.marks, ev.marks...)
 				tl.mark("ready received")
 				pl.started(ev.master)
@@ -262,7 +263,7 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	pl.close()
 	tl.mark("output drained")
 
-	res := &Result{Duration: time.Since(begin), Enforced: p.enforced, Warnings: slices.Clone(p.warnings), TimedOut: timedOut}
+	res := &Result{Duration: time.Since(begin), Enforced: p.enforced, Warnings: slices.Clone(p.warnings), TimedOut: timedOut, Withheld: p.withheld}
 	res.Stdout, res.Stderr = pl.captured()
 	switch {
 	case exit != nil && exit.signaled:
@@ -383,12 +384,23 @@ func (i *childSiginfo) status() unix.WaitStatus {
 
 // supervisor signals the sandbox from the parent.
 type supervisor struct {
-	stage0 int
-	pidfd  int // PID 1, once ready
-	grace  time.Duration
-	timer  *time.Timer
-	last   syscall.Signal
-	killed bool
+	stage0  int
+	pidfd   int // PID 1, once ready
+	grace   time.Duration
+	timer   *time.Timer
+	last    syscall.Signal
+	pending syscall.Signal // arrived before the command was running
+	killed  bool
+}
+
+// ready: PID 1 is known. A signal that arrived while the sandbox was being
+// set up is delivered now.
+func (s *supervisor) ready(pidfd int) {
+	s.pidfd = pidfd
+	if s.pending != 0 && !s.killed {
+		s.send(s.pending)
+		s.pending = 0
+	}
 }
 
 // forward passes a signal to the command. A repeated SIGINT or SIGTERM
@@ -402,17 +414,21 @@ func (s *supervisor) forward(sig syscall.Signal) {
 	s.terminate(sig)
 }
 
-// terminate sends sig to the command and arms the grace timer.
+// terminate sends sig to the command and arms the grace timer. While the
+// sandbox is still being set up, the signal waits for the command to exist;
+// the grace period runs either way.
 func (s *supervisor) terminate(sig syscall.Signal) {
 	if s.pidfd < 0 {
-		s.kill() // still starting: nothing to be polite to
-		return
+		s.pending = sig
+	} else {
+		s.send(sig)
 	}
-	unix.PidfdSendSignal(s.pidfd, sig, nil, 0)
 	if s.timer == nil {
 		s.timer = time.NewTimer(s.grace)
 	}
 }
+
+func (s *supervisor) send(sig syscall.Signal) { unix.PidfdSendSignal(s.pidfd, sig, nil, 0) }
 
 func (s *supervisor) graceC() <-chan time.Time {
 	if s.timer == nil || s.killed {

@@ -39,21 +39,25 @@ type viewItem struct {
 
 // planMounts orders the items and turns them into mount operations for the
 // child, which runs them on top of its base view (the host tree read-only,
-// fresh /proc, minimal /dev, private /tmp, /var/tmp, /dev/shm and /run).
-// It only reasons about paths: every host path it refers to was checked by
-// the caller, and the child re-checks each one without following symlinks
-// when it gets there. Items are placed parents first; a path beneath one of
-// our tmpfs mounts gets its mount point made first.
-func planMounts(items []viewItem) ([]mountOp, error) {
+// fresh /proc, minimal /dev). It only reasons about paths: every host path
+// it refers to was checked by the caller, and the child re-checks each one
+// without following symlinks when it gets there.
+//
+// The plan has three phases. Every host path to be bound is cloned first,
+// while the host tree is still all visible. Then the child mounts the
+// private /tmp, /var/tmp and /run. Then the items are placed, parents before
+// children; a path beneath one of our tmpfs mounts gets its mount point
+// made first.
+func planMounts(items []viewItem) ([]mountOp, uint32, error) {
 	for _, it := range items {
 		if !path.IsAbs(it.Path) || path.Clean(it.Path) != it.Path {
-			return nil, fmt.Errorf("plan: path %q is not absolute and clean", it.Path)
+			return nil, 0, fmt.Errorf("plan: path %q is not absolute and clean", it.Path)
 		}
 	}
 	items = slices.Clone(items)
 	slices.SortStableFunc(items, func(a, b viewItem) int { return depth(a.Path) - depth(b.Path) })
 	if i, j, ok := duplicatePath(items); ok {
-		return nil, fmt.Errorf("plan: %s placed twice (kinds %d and %d)", items[i].Path, items[i].Kind, items[j].Kind)
+		return nil, 0, fmt.Errorf("plan: %s placed twice (kinds %d and %d)", items[i].Path, items[i].Kind, items[j].Kind)
 	}
 
 	// A cover inside something that is not host content hides nothing.
@@ -82,6 +86,17 @@ func planMounts(items []viewItem) ([]mountOp, error) {
 	}
 
 	var ops []mountOp
+	var slots uint32
+	slot := make([]uint32, len(kept))
+	for i, it := range kept {
+		if hostContent(it.Kind) {
+			slot[i] = slots
+			ops = append(ops, mountOp{Op: opClone, A: it.Path, Slot: slots, Flags: recursiveIf(it.Dir), Dev: it.Dev, Ino: it.Ino})
+			slots++
+		}
+	}
+	ops = append(ops, mountOp{Op: opPrivate})
+
 	made := map[string]bool{}
 	for i, it := range kept {
 		p := enclosing(kept[:i], it.Path)
@@ -95,7 +110,7 @@ func planMounts(items []viewItem) ([]mountOp, error) {
 		if p >= 0 && !hostContent(kept[p].Kind) {
 			ops = append(ops, mountPoint(kept[p].Path, it, made)...)
 		} else if it.Kind == kindSymlink {
-			return nil, fmt.Errorf("plan: symlink %s is not inside a tmpfs of the run", it.Path)
+			return nil, 0, fmt.Errorf("plan: symlink %s is not inside a tmpfs of the run", it.Path)
 		}
 		switch it.Kind {
 		case kindTmpfs:
@@ -109,9 +124,9 @@ func planMounts(items []viewItem) ([]mountOp, error) {
 			}
 			ops = append(ops, mountOp{Op: opHide, A: it.Path, Flags: flags})
 		case kindGrant, kindProtect, kindPin:
-			ops = append(ops, mountOp{Op: opBind, A: it.Path, Set: it.Set, Clr: it.Clr, Flags: recursiveIf(it.Dir), Dev: it.Dev, Ino: it.Ino})
+			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Clr: it.Clr, Flags: recursiveIf(it.Dir)})
 		default:
-			return nil, fmt.Errorf("plan: unknown item kind %d at %s", it.Kind, it.Path)
+			return nil, 0, fmt.Errorf("plan: unknown item kind %d at %s", it.Kind, it.Path)
 		}
 	}
 	for _, it := range kept {
@@ -119,7 +134,7 @@ func planMounts(items []viewItem) ([]mountOp, error) {
 			ops = append(ops, mountOp{Op: opSetattr, A: it.Path, Set: attrRdonly})
 		}
 	}
-	return ops, nil
+	return ops, slots, nil
 }
 
 // mountPoint creates, inside the tmpfs at base, the directories leading to

@@ -72,7 +72,7 @@ func TestPlanGolden(t *testing.T) {
 			if err != nil {
 				t.Fatalf("buildView: %v", err)
 			}
-			ops, err := planMounts(items)
+			ops, _, err := planMounts(items)
 			if err != nil {
 				t.Fatalf("planMounts: %v", err)
 			}
@@ -90,6 +90,8 @@ func TestPlanGolden(t *testing.T) {
 func checkPlan(t *testing.T, ops []mountOp) {
 	t.Helper()
 	ours := []string{"/dev", "/tmp", "/var/tmp", "/run", "/var/run"} // the base view's tmpfs
+	private := -1
+	cloned := map[uint32]bool{}
 	for i, o := range ops {
 		if within(o.A, "/proc") {
 			t.Errorf("op %d (%s) touches /proc", i, o)
@@ -103,11 +105,33 @@ func checkPlan(t *testing.T, ops []mountOp) {
 			if !slices.ContainsFunc(ours, func(d string) bool { return beneath(o.A, d) }) {
 				t.Errorf("op %d (%s) creates an entry outside the run's own tmpfs mounts", i, o)
 			}
-		case opBind:
+		case opPrivate:
+			private = i
+		case opClone:
+			// host paths are cloned while nothing covers them yet
+			if private >= 0 {
+				t.Errorf("op %d (%s) clones after the private directories cover the host", i, o)
+			}
+			cloned[o.Slot] = true
+		case opAttach:
+			if !cloned[o.Slot] {
+				t.Errorf("op %d (%s) attaches a slot never cloned", i, o)
+			}
+			delete(cloned, o.Slot)
 			if o.Clr&attrRdonly != 0 && o.Set&attrRdonly != 0 {
 				t.Errorf("op %d (%s) both sets and clears read-only", i, o)
 			}
+		case opHide:
+			if private < 0 {
+				t.Errorf("op %d (%s) covers before the clones are taken", i, o)
+			}
 		}
+	}
+	if private < 0 {
+		t.Error("the plan never mounts the private directories")
+	}
+	if len(cloned) != 0 {
+		t.Errorf("slots cloned but never attached: %v", cloned)
 	}
 }
 
@@ -140,7 +164,7 @@ func TestPlanRejects(t *testing.T) {
 		{"symlink outside our tmpfs", []viewItem{{Kind: kindSymlink, Path: "/etc/x", Target: "/y"}}},
 	}
 	for _, tt := range tests {
-		if _, err := planMounts(tt.items); err == nil {
+		if _, _, err := planMounts(tt.items); err == nil {
 			t.Errorf("planMounts(%s) = nil error; want a refusal", tt.name)
 		}
 	}

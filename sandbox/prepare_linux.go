@@ -24,6 +24,13 @@ type prepared struct {
 	guard    *guard
 }
 
+// release undoes what planning did on the host: the placeholders.
+func (p *prepared) release() {
+	if p.guard != nil {
+		p.guard.release()
+	}
+}
+
 // newRun makes the decisions that need no filesystem: the command, its
 // environment and the namespaces to enter. They are enough to start the
 // child, which enters its namespaces while planView does the rest.
@@ -150,7 +157,8 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	var wg sync.WaitGroup
 	var guardErr error
 	wg.Go(func() { facts.Secrets = existingSecrets(homes) })
-	wg.Go(func() { facts.Sockets = readHostSockets() })
+	var socketWarnings []string
+	wg.Go(func() { facts.Sockets, socketWarnings = readHostSockets() })
 	if len(l.Writable) > 0 {
 		wg.Go(func() { p.guard, guardErr = protect(ws, l.Writable) })
 	}
@@ -171,6 +179,7 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	if guardErr != nil {
 		return guardErr
 	}
+	p.warnings = append(p.warnings, socketWarnings...)
 	var secretPaths []string
 	for _, h := range facts.Secrets {
 		secretPaths = append(secretPaths, h.Path)
@@ -187,17 +196,19 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	if err != nil {
 		return err
 	}
-	mounts, err := planMounts(items)
+	mounts, slots, err := planMounts(items)
 	if err != nil {
 		return err
 	}
 	enf.Sandbox, enf.PTY, enf.Namespaces = p.enforced.Sandbox, p.enforced.PTY, p.enforced.Namespaces
 	enf.Watched = []string{}
-	if p.guard != nil && p.guard.watched != nil {
-		enf.Watched = p.guard.watched
+	if p.guard != nil {
+		for _, w := range p.guard.watched {
+			enf.Watched = append(enf.Watched, w.path)
+		}
 	}
 	p.enforced = enf
-	p.child.Cwd, p.child.Mounts = startDir(dir, ws), mounts
+	p.child.Cwd, p.child.Mounts, p.child.Slots = startDir(dir, ws), mounts, slots
 	tl.mark("view planned")
 	return nil
 }
@@ -208,7 +219,7 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 func (p *prepared) unisolated(why string) {
 	p.child.Flags &^= flagIsolate | flagNewNet
 	p.child.Flags |= flagSubreaper
-	p.child.Mounts = nil
+	p.child.Mounts, p.child.Slots = nil, 0
 	pty := p.enforced.PTY
 	missing := []string{"namespaces (" + why + ")", "read-only host filesystem", "hidden secrets and sockets",
 		"protected paths", "private /tmp and /dev", "network isolation"}

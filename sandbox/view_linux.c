@@ -221,9 +221,12 @@ static int is_dir(const char *path)
 /* What the base view made, for finish_view. */
 static int base_run, base_var_run;
 
-/* build_base_view makes the part of the view every run has: the host tree
- * read-only, a fresh /proc, a minimal /dev with its own devpts, and private
- * /tmp, /var/tmp, /dev/shm and /run. plan.go knows these as "base" items. */
+/* build_base_view makes the part of the view every run has, before the
+ * parent says what to run: the host tree read-only, a fresh /proc, a minimal
+ * /dev with its own devpts and /dev/shm, and the empty entries covers are
+ * cloned from. The private /tmp, /var/tmp and /run come later
+ * (mount_private), after the plan has cloned what it needs from beneath
+ * them. plan.go knows all of these as "base" items. */
 int build_base_view(struct fb_err *e)
 {
 	static const char *const devices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"};
@@ -270,20 +273,15 @@ int build_base_view(struct fb_err *e)
 	for (int i = 0; i < 5; i++)
 		if (make_entry(links[i][0], 0, 0, links[i][1], e) < 0)
 			goto out;
+	/* The empty entries covers are cloned from live on a tmpfs of their
+	 * own, detached at the end: the covers keep it alive, and it is never
+	 * deleted (getdents on a deleted directory fails with ENOENT). */
 	if (make_entry("/dev/shm", 0755, 1, NULL, e) < 0 ||
 	    mount_tmpfs("/dev/shm", 01777, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV, e) < 0 ||
+	    make_entry(FB_STAGE, 0755, 1, NULL, e) < 0 ||
+	    mount_tmpfs(FB_STAGE, 0755, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, e) < 0 ||
 	    make_entry(FB_STAGE_DIR, 0555, 1, NULL, e) < 0 ||
-	    make_entry(FB_STAGE_FILE, 0444, 0, NULL, e) < 0 ||
-	    mount_tmpfs("/tmp", 01777, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV, e) < 0)
-		goto out;
-	if (is_dir("/var/tmp") && mount_tmpfs("/var/tmp", 01777, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV, e) < 0)
-		goto out;
-	/* /run holds the host's IPC endpoints: D-Bus, docker, containerd,
-	 * systemd, the user runtime directories. */
-	base_run = is_dir("/run");
-	base_var_run = is_dir("/var/run");
-	if ((base_run && mount_tmpfs("/run", 0755, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, e) < 0) ||
-	    (base_var_run && mount_tmpfs("/var/run", 0755, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, e) < 0))
+	    make_entry(FB_STAGE_FILE, 0444, 0, NULL, e) < 0)
 		goto out;
 	r = 0;
 out:
@@ -294,19 +292,63 @@ out:
 	return r;
 }
 
-static int apply_op(const struct fb_mount *m, struct fb_err *e)
+/* mount_private gives the run its own /tmp, /var/tmp and /run. /run holds
+ * the host's IPC endpoints: D-Bus, docker, containerd, systemd, the user
+ * runtime directories; /tmp the X11, tmux and ssh-agent sockets. */
+static int mount_private(struct fb_err *e)
 {
-	int recursive = (m->flags & FB_OPF_RECURSIVE) != 0, dir = (m->flags & FB_OPF_DIR) != 0, r, t;
+	uint64_t tmp = FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV;
+	uint64_t run = tmp | FB_MOUNT_ATTR_NOEXEC;
+
+	base_run = is_dir("/run");
+	base_var_run = is_dir("/var/run");
+	if (mount_tmpfs("/tmp", 01777, tmp, e) < 0 || (is_dir("/var/tmp") && mount_tmpfs("/var/tmp", 01777, tmp, e) < 0) ||
+	    (base_run && mount_tmpfs("/run", 0755, run, e) < 0) ||
+	    (base_var_run && mount_tmpfs("/var/run", 0755, run, e) < 0))
+		return -1;
+	return 0;
+}
+
+/* hide covers a path with a read-only clone of an empty directory or file.
+ * A path that is gone, or that even this process cannot reach (another
+ * user's private directory, for a root caller), needs no cover: the
+ * command could not reach it either. */
+static int hide(const char *target, int dir, struct fb_err *e)
+{
+	int t = open_path(target, 0, 0, "hide", e), tree, r;
+
+	if (t < 0)
+		return (e->err == ENOENT || e->err == EACCES) ? 0 : -1;
+	close(t);
+	if ((tree = clone_tree(dir ? FB_STAGE_DIR : FB_STAGE_FILE, 0, 0, 0, e)) < 0)
+		return -1;
+	r = attach(tree, target, FB_MOUNT_ATTR_RDONLY | FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, 0,
+		   0, 0, 0, e);
+	close(tree);
+	if (r < 0 && (e->err == ENOENT || e->err == EACCES))
+		return 0;
+	return r;
+}
+
+static int apply_op(const struct fb_mount *m, int *slot, struct fb_err *e)
+{
+	int recursive = (m->flags & FB_OPF_RECURSIVE) != 0, dir = (m->flags & FB_OPF_DIR) != 0, r;
 
 	switch (m->op) {
-	case FB_OP_BIND:
-		/* The host path, bound onto itself with new attributes. With a
-		 * pinned inode, source and target must both still be it. */
-		if ((t = clone_tree(m->a, m->dev, m->ino, recursive, e)) < 0)
-			return -1;
-		r = attach(t, m->a, m->set, m->clr, recursive, m->dev, m->ino, e);
-		close(t);
+	case FB_OP_CLONE:
+		/* Host paths are cloned before anything of the plan (or the
+		 * private /tmp and /run) covers them. */
+		slot[m->slot] = clone_tree(m->a, m->dev, m->ino, recursive, e);
+		return slot[m->slot] < 0 ? -1 : 0;
+	case FB_OP_ATTACH:
+		if (slot[m->slot] < 0)
+			return fb_fail(e, "mounts", EBADF, "attach \"%s\": slot %u is empty", m->a, m->slot);
+		r = attach(slot[m->slot], m->a, m->set, m->clr, recursive, 0, 0, e);
+		close(slot[m->slot]);
+		slot[m->slot] = -1;
 		return r;
+	case FB_OP_PRIVATE:
+		return mount_private(e);
 	case FB_OP_SETATTR:
 		return set_attr_at(m->a, m->set, m->clr, recursive, e);
 	case FB_OP_TMPFS:
@@ -318,13 +360,7 @@ static int apply_op(const struct fb_mount *m, struct fb_err *e)
 	case FB_OP_SYMLINK:
 		return make_entry(m->a, 0, 0, m->b, e);
 	case FB_OP_HIDE:
-		/* A read-only clone of an empty directory or file of ours. */
-		if ((t = clone_tree(dir ? FB_STAGE_DIR : FB_STAGE_FILE, 0, 0, 0, e)) < 0)
-			return -1;
-		r = attach(t, m->a, FB_MOUNT_ATTR_RDONLY | FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, 0,
-			   0, 0, 0, e);
-		close(t);
-		return r;
+		return hide(m->a, dir, e);
 	case FB_OP_REMOVE:
 		return remove_entry(m->a, dir, e);
 	}
@@ -334,21 +370,31 @@ static int apply_op(const struct fb_mount *m, struct fb_err *e)
 /* apply_view carries out the parent's plan on top of the base view. */
 int apply_view(const struct fb_spec *s, struct fb_err *e)
 {
+	int *slot = calloc(s->slots + 1, sizeof *slot);
 	mode_t old = umask(0);
 	int r = 0;
 
+	if (slot == NULL)
+		return fb_fail(e, "mounts", ENOMEM, "allocate slots");
+	for (uint32_t i = 0; i < s->slots; i++)
+		slot[i] = -1;
 	for (size_t i = 0; r == 0 && i < s->nmounts; i++)
-		r = apply_op(&s->mounts[i], e);
+		r = apply_op(&s->mounts[i], slot, e);
+	for (uint32_t i = 0; i < s->slots; i++)
+		if (slot[i] >= 0)
+			close(slot[i]);
+	free(slot);
 	umask(old);
 	return r;
 }
 
-/* finish_view removes the staging entries (the covers keep them alive)
- * and makes the base's own tmpfs read-only. */
+/* finish_view detaches the staging tmpfs (the covers keep what they need
+ * of it) and makes the base's own tmpfs mounts read-only. */
 int finish_view(struct fb_err *e)
 {
-	if (remove_entry(FB_STAGE_FILE, 0, e) < 0 || remove_entry(FB_STAGE_DIR, 1, e) < 0 ||
-	    set_attr_at("/dev", FB_MOUNT_ATTR_RDONLY, 0, 0, e) < 0 ||
+	if (umount2(FB_STAGE, MNT_DETACH) < 0)
+		return fb_fail(e, "mounts", errno, "detach \"%s\"", FB_STAGE);
+	if (remove_entry(FB_STAGE, 1, e) < 0 || set_attr_at("/dev", FB_MOUNT_ATTR_RDONLY, 0, 0, e) < 0 ||
 	    (base_run && set_attr_at("/run", FB_MOUNT_ATTR_RDONLY, 0, 0, e) < 0) ||
 	    (base_var_run && set_attr_at("/var/run", FB_MOUNT_ATTR_RDONLY, 0, 0, e) < 0))
 		return -1;

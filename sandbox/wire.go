@@ -41,6 +41,7 @@ const (
 	tagMount    = 11 // mount op record, repeated, in order
 	tagWinsize  = 12 // u16 rows, u16 cols
 	tagAltArg0  = 13 // string: program to try when argv[0] is not found
+	tagSlots    = 14 // u32: clone slots the plan uses
 	tagRunFlags = 15 // u32, runFlag* bits
 )
 
@@ -56,10 +57,11 @@ const (
 const runFlagPTY = 1 << 0 // allocate a pseudo-terminal inside
 
 // Mount operations, executed in order by the child on top of its base view
-// (the host tree read-only, fresh /proc, minimal /dev, private /tmp,
-// /var/tmp, /dev/shm, /run: see build_base_view in view_linux.c).
+// (the host tree read-only, fresh /proc, minimal /dev: build_base_view in
+// view_linux.c).
 const (
-	opBind    = 1  // bind the host path A onto itself with new attributes (flagRecursive)
+	opClone   = 1  // clone the host tree at A into Slot (flagRecursive)
+	opAttach  = 2  // set attributes on Slot's tree and move it onto A
 	opSetattr = 3  // set attributes on the mount at A (flagRecursive)
 	opTmpfs   = 4  // new tmpfs on A with Mode and attributes
 	opMkdir   = 7  // mkdir A with Mode (inside a tmpfs of ours)
@@ -67,6 +69,7 @@ const (
 	opSymlink = 9  // symlink A -> B
 	opHide    = 10 // cover A with a read-only empty dir (flagDir) or file
 	opRemove  = 11 // remove A (rmdir with flagDir)
+	opPrivate = 12 // the private /tmp, /var/tmp, /run and /var/run, once the clones are taken
 )
 
 // Mount op flags.
@@ -88,20 +91,24 @@ type mountOp struct {
 	Op       uint8
 	Flags    uint32
 	Mode     uint32
+	Slot     uint32
 	Set, Clr uint64
 	Dev, Ino uint64 // when non-zero, the source or target must be this inode
 	A, B     string
 }
 
 func (o mountOp) String() string {
-	name := map[uint8]string{opBind: "bind", opSetattr: "setattr", opTmpfs: "tmpfs", opMkdir: "mkdir",
-		opMkfile: "mkfile", opSymlink: "symlink", opHide: "hide", opRemove: "remove"}[o.Op]
+	name := map[uint8]string{opClone: "clone", opAttach: "attach", opSetattr: "setattr", opTmpfs: "tmpfs",
+		opMkdir: "mkdir", opMkfile: "mkfile", opSymlink: "symlink", opHide: "hide", opRemove: "remove",
+		opPrivate: "private"}[o.Op]
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-7s %s", name, o.A)
 	if o.B != "" {
 		fmt.Fprintf(&b, " -> %s", o.B)
 	}
 	switch o.Op {
+	case opClone, opAttach:
+		fmt.Fprintf(&b, " slot=%d", o.Slot)
 	case opTmpfs, opMkdir, opMkfile:
 		fmt.Fprintf(&b, " mode=%04o", o.Mode)
 	}
@@ -146,6 +153,7 @@ type childSpec struct {
 	UIDOut, GIDOut uint32
 	UIDIn, GIDIn   uint32
 	RunFlags       uint32
+	Slots          uint32
 	Argv, Env      []string
 	AltArg0        string
 	Cwd, Path      string
@@ -183,6 +191,7 @@ func (s *childSpec) encodeNamespaces() []byte {
 func (s *childSpec) encodeView() ([]byte, error) {
 	e := newEncoder()
 	e.u32(tagRunFlags, s.RunFlags)
+	e.u32(tagSlots, s.Slots)
 	for _, a := range s.Argv {
 		e.str(tagArg, a)
 	}
@@ -203,7 +212,7 @@ func (s *childSpec) encodeView() ([]byte, error) {
 		v = append(v, m.Op, 0, 0, 0)
 		v = binary.LittleEndian.AppendUint32(v, m.Flags)
 		v = binary.LittleEndian.AppendUint32(v, m.Mode)
-		v = binary.LittleEndian.AppendUint32(v, 0) // reserved
+		v = binary.LittleEndian.AppendUint32(v, m.Slot)
 		v = binary.LittleEndian.AppendUint64(v, m.Set)
 		v = binary.LittleEndian.AppendUint64(v, m.Clr)
 		v = binary.LittleEndian.AppendUint64(v, m.Dev)

@@ -206,6 +206,7 @@ static int parse_mount(const uint8_t *p, uint32_t len, struct fb_mount *m)
 	m->op = p[0];
 	m->flags = le32(p + 4);
 	m->mode = le32(p + 8);
+	m->slot = le32(p + 12);
 	m->set = le64(p + 16);
 	m->clr = le64(p + 24);
 	m->dev = le64(p + 32);
@@ -259,6 +260,7 @@ static int parse_spec(uint8_t *p, size_t n, struct fb_spec *s, struct fb_err *e)
 			case FB_TAG_UID_IN: bad = len != 4; if (!bad) s->uid_in = le32(v); break;
 			case FB_TAG_GID_IN: bad = len != 4; if (!bad) s->gid_in = le32(v); break;
 			case FB_TAG_RUN_FLAGS: bad = len != 4; if (!bad) s->run_flags = le32(v); break;
+			case FB_TAG_SLOTS: bad = len != 4; if (!bad) s->slots = le32(v); break;
 			case FB_TAG_ARG: bad = take_string(v, len, (const char **)&s->argv[ai++]); break;
 			case FB_TAG_ENV: bad = take_string(v, len, (const char **)&s->envp[ei++]); break;
 			case FB_TAG_CWD: bad = take_string(v, len, &s->cwd); break;
@@ -320,5 +322,8 @@ int read_view(struct fb_spec *s, struct fb_err *e)
 		return fb_fail(e, "spec", EPROTO, "the view came with %d standard streams, not 3", nfds);
 	if (s->argc == 0 || s->cwd == NULL || s->path == NULL)
 		return fb_fail(e, "spec", EPROTO, "spec lacks argv, cwd or PATH");
+	for (size_t i = 0; i < s->nmounts; i++)
+		if ((s->mounts[i].op == FB_OP_CLONE || s->mounts[i].op == FB_OP_ATTACH) && s->mounts[i].slot >= s->slots)
+			return fb_fail(e, "spec", EPROTO, "mount op %zu uses slot %u of %u", i, s->mounts[i].slot, s->slots);
 	return 0;
 }

@@ -8,9 +8,9 @@ func TestWireConstantsMatchC(t *testing.T) {
 		t.Skip("built without cgo: no C child to compare with")
 	}
 	goSide := []int{msgSpec, msgReady, msgError, msgExit, msgView, tagFlags, tagUIDOut, tagGIDOut, tagUIDIn, tagGIDIn,
-		tagArg, tagEnv, tagCwd, tagPath, tagMount, tagWinsize, tagAltArg0, tagRunFlags,
+		tagArg, tagEnv, tagCwd, tagPath, tagMount, tagWinsize, tagAltArg0, tagSlots, tagRunFlags,
 		flagNewNet, flagIsolate, flagSubreaper, runFlagPTY,
-		opBind, opSetattr, opTmpfs, opMkdir, opMkfile, opSymlink, opHide, opRemove,
+		opClone, opAttach, opSetattr, opTmpfs, opMkdir, opMkfile, opSymlink, opHide, opRemove, opPrivate,
 		opFlagRecursive, opFlagDir, syncFD, maxFrame, 48}
 	for i, want := range goSide {
 		if got := wireConstantC(i); got != want {

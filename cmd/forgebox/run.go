@@ -64,8 +64,10 @@ func (e env) run(args []string) int {
 			fs.PrintDefaults()
 			return 0
 		}
-		e.errorf("run: %v; see forgebox run --help", err)
-		return exitForgebox
+		// --json may come before or after the bad flag; an agent asked
+		// for one JSON object either way.
+		f.jsonOut = f.jsonOut || wantsJSON(args)
+		return e.fail(f, sandbox.Invalidf("run: %v; see forgebox run --help", err))
 	}
 	argv := fs.Args()
 	if f.command != "" && len(argv) > 0 {
@@ -104,6 +106,9 @@ func (e env) run(args []string) int {
 			prev = ph.At
 		}
 	}
+	for _, w := range res.Warnings {
+		e.errorf("warning: %s", w)
+	}
 	if f.jsonOut {
 		out := agent.FromResult(res)
 		out.Argv, out.Command, out.Cwd, out.Workspace = f.argvOrNil(argv), f.command, spec.Dir, spec.Workspace
@@ -111,10 +116,6 @@ func (e env) run(args []string) int {
 			out.Timeline = res.Timeline
 		}
 		e.printJSON(out)
-	} else {
-		for _, w := range res.Warnings {
-			e.errorf("warning: %s", w)
-		}
 	}
 	switch {
 	case res.TimedOut:
@@ -162,6 +163,19 @@ func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
 	return s, nil
 }
 
+// wantsJSON reports whether --json appears among the flags (before "--").
+func wantsJSON(args []string) bool {
+	for _, a := range args {
+		switch a {
+		case "--":
+			return false
+		case "--json", "-json", "--json=true", "-json=true":
+			return true
+		}
+	}
+	return false
+}
+
 func (f *runFlags) argvOrNil(argv []string) []string {
 	if f.command != "" {
 		return nil
@@ -178,7 +192,7 @@ func (e env) fail(f runFlags, err error) int {
 	}
 	e.errorf("%s", msg)
 	if f.jsonOut {
-		e.printJSON(agent.RunResult{ExitCode: code, Warnings: []string{}, Error: &info})
+		e.printJSON(agent.Failed(info, code))
 	}
 	return code
 }

@@ -1,35 +1,8 @@
-// Command probe attempts operations and reports, for each, whether it
-// succeeded and with which errno it failed. The integration tests run it
-// inside the sandbox and assert on its verdicts, then check the host.
-//
-// Usage: probe 'OP ARG...' ['OP ARG...' ...]
-//
-// Each argument is one operation, its words separated by spaces. One JSON
-// line per operation is printed: {"op":..., "args":[...], "ok":bool,
-// "errno":"EROFS", "out":"..."}. Operations:
-//
-//	write PATH TEXT        create or truncate PATH and write TEXT
-//	append PATH TEXT       append TEXT to PATH
-//	read PATH              out = the content
-//	readdir PATH           out = the names, comma separated
-//	stat PATH              out = mode and size
-//	mkdir PATH | rmdir PATH | unlink PATH | rename OLD NEW | symlink TARGET PATH | link OLD NEW
-//	chmod PATH OCTAL | chown PATH UID GID | utime PATH | setxattr PATH | truncate PATH
-//	connect-unix PATH      connect to a pathname Unix socket
-//	connect-abstract NAME  connect to an abstract Unix socket
-//	connect-tcp HOST:PORT  connect over TCP
-//	serve-loopback         listen on 127.0.0.1 and connect to it
-//	kill PID SIGNAL        send a signal
-//	tiocsti FD TEXT        push TEXT into the input of the terminal on FD
-//	open-tty               open /dev/tty
-//	interfaces             out = the network interfaces
-//	pids                   out = the process ids in /proc
-//	hostname               out = the hostname
-//	id                     out = uid,gid,euid
 package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -96,7 +69,17 @@ func do(op string, a []string) (string, error) {
 		b, err := os.ReadFile(p)
 		return string(b), err
 	case "readdir":
-		es, err := os.ReadDir(p)
+		f, err := os.Open(p)
+		if err != nil {
+			return "", err
+		}
+		defer f.Close()
+		es, err := f.ReadDir(-1)
+		if errors.Is(err, syscall.ENOENT) {
+			// A directory removed while open lists as empty: POSIX
+			// readdir (and glibc) report end of directory here.
+			err = nil
+		}
 		var names []string
 		for _, e := range es {
 			names = append(names, e.Name())
@@ -165,7 +148,15 @@ func do(op string, a []string) (string, error) {
 		return "", syscall.Kill(pid, syscall.Signal(sig))
 	case "tiocsti":
 		fd, _ := strconv.Atoi(p)
-		for _, c := range []byte(arg(a, 1)) {
+		if p == "tty" {
+			f, err := os.OpenFile("/dev/tty", os.O_RDWR, 0)
+			if err != nil {
+				return "", err
+			}
+			defer f.Close()
+			fd = int(f.Fd())
+		}
+		for _, c := range []byte(strings.ReplaceAll(arg(a, 1), `\n`, "\n")) {
 			b := c
 			if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCSTI, uintptr(unsafe.Pointer(&b))); e != 0 {
 				return "", e
@@ -178,6 +169,40 @@ func do(op string, a []string) (string, error) {
 			f.Close()
 		}
 		return "", err
+	case "session":
+		pid := os.Getpid()
+		sid, _, e := syscall.RawSyscall(syscall.SYS_GETSID, 0, 0, 0)
+		if e != 0 {
+			return "", e
+		}
+		var tcsid, tcpgrp int32
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCGSID, uintptr(unsafe.Pointer(&tcsid))); e != 0 {
+			tcsid = -1
+		}
+		if _, _, e := syscall.Syscall(syscall.SYS_IOCTL, 0, syscall.TIOCGPGRP, uintptr(unsafe.Pointer(&tcpgrp))); e != 0 {
+			tcpgrp = -1
+		}
+		return fmt.Sprintf("pid=%d sid=%d pgid=%d tcsid=%d tcpgrp=%d", pid, sid, syscall.Getpgrp(), tcsid, tcpgrp), nil
+	case "fds":
+		es, err := os.ReadDir("/proc/self/fd")
+		var out []string
+		for _, e := range es {
+			t, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			out = append(out, e.Name()+"="+t)
+		}
+		return strings.Join(out, ","), err
+	case "readlink":
+		return os.Readlink(p)
+	case "cwd":
+		return os.Getwd()
+	case "mknod":
+		return "", syscall.Mknod(p, syscall.S_IFCHR|0o666, 1<<8|3)
+	case "umount":
+		return "", syscall.Unmount(p, syscall.MNT_DETACH)
+	case "mount-tmpfs":
+		return "", syscall.Mount("tmpfs", p, "tmpfs", 0, "")
+	case "remount-rw":
+		return "", syscall.Mount("", p, "", syscall.MS_REMOUNT|syscall.MS_BIND, "")
 	case "interfaces":
 		ifs, err := net.Interfaces()
 		var names []string
@@ -232,6 +257,7 @@ var errnoNames = map[syscall.Errno]string{
 	syscall.EEXIST: "EEXIST", syscall.ENOTDIR: "ENOTDIR", syscall.EISDIR: "EISDIR", syscall.EINVAL: "EINVAL",
 	syscall.ELOOP: "ELOOP", syscall.ENOTEMPTY: "ENOTEMPTY", syscall.EHOSTUNREACH: "EHOSTUNREACH",
 	syscall.ETIMEDOUT: "ETIMEDOUT", syscall.EOPNOTSUPP: "EOPNOTSUPP", syscall.ENOSYS: "ENOSYS",
+	syscall.ENOSPC: "ENOSPC", syscall.E2BIG: "E2BIG", syscall.EAGAIN: "EAGAIN",
 }
 
 func errnoName(e syscall.Errno) string {

@@ -1,0 +1,135 @@
+package integration
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// withoutUserNamespaces runs args inside a user namespace of its own in
+// which user.max_user_namespaces is 0 (the sysctl is per user namespace),
+// so that creating another one fails as it does in a locked-down container,
+// without touching the machine's setting.
+func (e *env) withoutUserNamespaces(args ...string) result {
+	e.t.Helper()
+	script := `echo 0 > /proc/sys/user/max_user_namespaces || exit 99; exec "$@"`
+	return e.runProgram("unshare", append([]string{"-Ur", "sh", "-c", script, "sh"}, args...)...)
+}
+
+// When user namespaces are refused, forgebox fails closed: exit 125, a
+// message naming namespaces and pointing to forgebox doctor, and the
+// command does not run.
+func TestFailsClosedWithoutNamespaces(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		// The control: in this setting a user namespace really is refused.
+		if r := e.withoutUserNamespaces("unshare", "-U", "true"); r.code == 0 || r.code == 99 {
+			t.Skipf("cannot refuse user namespaces this way here (exit %d: %s)", r.code, r.stderr)
+		}
+		ran := filepath.Join(e.ws, "ran")
+		r := e.withoutUserNamespaces(forgebox, "run", "--", "touch", ran)
+		if r.code != 125 {
+			t.Errorf("forgebox run without user namespaces: exit %d; want 125\nstderr: %s", r.code, r.stderr)
+		}
+		forgeboxOnly(t, r.stderr)
+		if !strings.Contains(r.stderr, "namespace") || !strings.Contains(r.stderr, "forgebox doctor") {
+			t.Errorf("stderr %q; want it to name namespaces and point to forgebox doctor", r.stderr)
+		}
+		if s := snap(t, ran); s.exists {
+			t.Errorf("the command ran without a sandbox")
+		}
+
+		r = e.withoutUserNamespaces(forgebox, "run", "--json", "--", "touch", ran)
+		res := decodeResult(t, r.stdout)
+		if r.code != 125 || res.Error == nil || res.Error.Code != "unavailable" {
+			t.Errorf("--json without user namespaces: exit %d, error %+v; want 125 and code unavailable", r.code, res.Error)
+		}
+	})
+}
+
+// --best-effort runs anyway, and says loudly what is missing.
+func TestBestEffortRunsUnsandboxed(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		if r := e.withoutUserNamespaces("unshare", "-U", "true"); r.code == 0 || r.code == 99 {
+			t.Skipf("cannot refuse user namespaces this way here (exit %d: %s)", r.code, r.stderr)
+		}
+		ran := filepath.Join(e.ws, "ran")
+		r := e.withoutUserNamespaces(forgebox, "run", "--best-effort", "--", "touch", ran)
+		if r.code != 0 {
+			t.Errorf("--best-effort: exit %d; want 0\nstderr: %s", r.code, r.stderr)
+		}
+		if !strings.Contains(r.stderr, "forgebox: warning: running WITHOUT a sandbox") {
+			t.Errorf("--best-effort: stderr %q; want a warning that it runs WITHOUT a sandbox", r.stderr)
+		}
+		if s := snap(t, ran); !s.exists {
+			t.Errorf("--best-effort: the command did not run")
+		}
+
+		r = e.withoutUserNamespaces(forgebox, "run", "--best-effort", "--json", "--", "true")
+		res := decodeResult(t, r.stdout)
+		if r.code != 0 || res.Enforced == nil || res.Enforced.Sandbox || len(res.Enforced.Missing) == 0 {
+			t.Errorf("--best-effort --json: exit %d, enforced %+v; want sandbox false and what is missing", r.code, res.Enforced)
+		}
+		if !strings.Contains(strings.Join(res.Warnings, "\n"), "WITHOUT a sandbox") {
+			t.Errorf("--best-effort --json: warnings %q; want the WITHOUT a sandbox warning", res.Warnings)
+		}
+	})
+}
+
+// doctorReport is the part of forgebox doctor --json the tests read.
+type doctorReport struct {
+	Checks []struct {
+		Name   string `json:"name"`
+		OK     bool   `json:"ok"`
+		Detail string `json:"detail"`
+	} `json:"checks"`
+	Fixes map[string]string `json:"fixes"`
+}
+
+func (d doctorReport) check(name string) (ok, found bool, detail string) {
+	for _, c := range d.Checks {
+		if c.Name == name {
+			return c.OK, true, c.Detail
+		}
+	}
+	return false, false, ""
+}
+
+// forgebox doctor --json is valid JSON and finds this host able to run
+// sandboxes; where namespaces are refused it says so and how to fix it.
+func TestDoctor(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		r := e.run([]string{"doctor", "--json"})
+		var d doctorReport
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+			t.Fatalf("forgebox doctor --json: %v\n%s", err, r.stdout)
+		}
+		if r.code != 0 {
+			t.Errorf("forgebox doctor --json: exit %d; want 0", r.code)
+		}
+		for _, name := range []string{"user_namespaces", "sandbox_launch"} {
+			if ok, found, detail := d.check(name); !ok {
+				t.Errorf("doctor check %s: ok %v, found %v (%s); want ok on this machine", name, ok, found, detail)
+			}
+		}
+		if r := e.run([]string{"doctor"}); r.code != 0 || !strings.Contains(r.stdout, "sandbox_launch") {
+			t.Errorf("forgebox doctor: exit %d, stdout %q", r.code, r.stdout)
+		}
+
+		if r := e.withoutUserNamespaces("unshare", "-U", "true"); r.code == 0 || r.code == 99 {
+			t.Logf("cannot refuse user namespaces here (exit %d): doctor's diagnosis of that is not tested", r.code)
+			return
+		}
+		r = e.withoutUserNamespaces(forgebox, "doctor", "--json")
+		d = doctorReport{}
+		if err := json.Unmarshal([]byte(r.stdout), &d); err != nil {
+			t.Fatalf("forgebox doctor --json without namespaces: %v\n%s", err, r.stdout)
+		}
+		if ok, _, _ := d.check("sandbox_launch"); ok || r.code == 0 {
+			t.Errorf("doctor without user namespaces: exit %d, sandbox_launch ok %v; want a failure", r.code, ok)
+		}
+		if d.Fixes["user_namespaces"] == "" && d.Fixes["sandbox_launch"] == "" {
+			t.Errorf("doctor without user namespaces: fixes %v; want advice", d.Fixes)
+		}
+	})
+}
