@@ -125,7 +125,7 @@ static __attribute__((noreturn)) void pid1_main(struct fb_spec *s);
 static __attribute__((noreturn)) void stage0(struct fb_spec *s)
 {
 	struct fb_err e = {0};
-	pid_t pid1;
+	pid_t parent = getppid(), pid1;
 	int status;
 
 	/* Leave forgebox's session: nothing inside may have the caller's
@@ -134,6 +134,11 @@ static __attribute__((noreturn)) void stage0(struct fb_spec *s)
 		fb_fail(&e, "start", errno, "setsid"), die(&e);
 	if ((s->flags & FB_FLAG_ISOLATE) && enter_namespaces(s, &e) < 0)
 		die(&e);
+	/* Entering a user namespace changes credentials, which clears the
+	 * parent-death signal (commit_creds): arm it again, and go at once if
+	 * forgebox died meanwhile. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || getppid() != parent)
+		_exit(125);
 	mark("namespaces");
 	pid1 = fork();
 	if (pid1 < 0)
@@ -444,7 +449,7 @@ int forgebox_wire_constant(int which)
 				FB_TAG_CWD, FB_TAG_PATH, FB_TAG_MOUNT, FB_TAG_WINSIZE, FB_TAG_ALT_ARG0, FB_TAG_SLOTS,
 				FB_TAG_RUN_FLAGS, FB_FLAG_NEWNET, FB_FLAG_ISOLATE, FB_FLAG_SUBREAPER, FB_RUN_PTY,
 				FB_OP_CLONE, FB_OP_ATTACH, FB_OP_SETATTR, FB_OP_TMPFS, FB_OP_MKDIR, FB_OP_MKFILE,
-				FB_OP_SYMLINK, FB_OP_HIDE, FB_OP_REMOVE, FB_OP_PRIVATE, FB_OPF_RECURSIVE, FB_OPF_DIR, FB_SYNC_FD,
+				FB_OP_SYMLINK, FB_OP_HIDE, FB_OP_REMOVE, FB_OPF_RECURSIVE, FB_OPF_DIR, FB_SYNC_FD,
 				FB_MAX_FRAME, FB_MOUNT_FIXED};
 	return which >= 0 && which < (int)(sizeof v / sizeof v[0]) ? v[which] : -1;
 }

@@ -46,7 +46,6 @@ enum fb_op {
 	FB_OP_SYMLINK = 9,
 	FB_OP_HIDE = 10,
 	FB_OP_REMOVE = 11,
-	FB_OP_PRIVATE = 12,
 };
 
 enum fb_op_flag { FB_OPF_RECURSIVE = 1 << 0, FB_OPF_DIR = 1 << 1 };

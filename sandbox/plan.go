@@ -43,11 +43,11 @@ type viewItem struct {
 // it refers to was checked by the caller, and the child re-checks each one
 // without following symlinks when it gets there.
 //
-// The plan has three phases. Every host path to be bound is cloned first,
-// while the host tree is still all visible. Then the child mounts the
-// private /tmp, /var/tmp and /run. Then the items are placed, parents before
-// children; a path beneath one of our tmpfs mounts gets its mount point
-// made first.
+// The plan has two phases. Every host path to be bound is cloned first,
+// before a cover of the plan hides it (the child reaches paths beneath its
+// private /tmp and /run through the directories it opened before covering
+// them). Then the items are placed, parents before children; a path
+// beneath one of our tmpfs mounts gets its mount point made first.
 func planMounts(items []viewItem) ([]mountOp, uint32, error) {
 	for _, it := range items {
 		if !path.IsAbs(it.Path) || path.Clean(it.Path) != it.Path {
@@ -95,7 +95,6 @@ func planMounts(items []viewItem) ([]mountOp, uint32, error) {
 			slots++
 		}
 	}
-	ops = append(ops, mountOp{Op: opPrivate})
 
 	made := map[string]bool{}
 	for i, it := range kept {

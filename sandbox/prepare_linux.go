@@ -302,22 +302,30 @@ func homeDirs(s Spec) []string {
 	return homes
 }
 
-// existingSecrets finds the secret locations that exist. Most do not: one
-// listing of each home directory rules them out without a system call per
-// candidate. System files the caller cannot read need no cover.
+// existingSecrets finds the secret locations that exist. Most do not: a
+// listing of each directory on the way rules them out without a system
+// call per candidate, and only symlinks need resolving. System files the
+// caller cannot read need no cover.
 func existingSecrets(homes []string) []hostPath {
 	var out []hostPath
-	add := func(c string) {
-		if h, ok := resolveExisting(c); ok && !slices.ContainsFunc(out, func(o hostPath) bool { return o.Path == h.Path }) {
+	add := func(h hostPath) {
+		if !slices.ContainsFunc(out, func(o hostPath) bool { return o.Path == h.Path }) {
 			out = append(out, h)
 		}
 	}
+	lists := map[string]map[string]fs.FileMode{}
+	list := func(dir string) map[string]fs.FileMode {
+		if m, ok := lists[dir]; ok {
+			return m
+		}
+		m := listTypes(dir)
+		lists[dir] = m
+		return m
+	}
 	for _, home := range homes {
-		names := listNames(home)
 		for _, rel := range secretLocations {
-			first, _, _ := strings.Cut(rel, "/")
-			if names == nil || names[first] {
-				add(filepath.Join(home, rel))
+			if h, ok := findUnder(home, rel, list); ok {
+				add(h)
 			}
 		}
 	}
@@ -325,12 +333,75 @@ func existingSecrets(homes []string) []hostPath {
 	if keys, err := filepath.Glob(sshHostKeyPattern); err == nil {
 		system = append(system, keys...)
 	}
+	real := map[string]bool{} // directories known to be no symlinks
 	for _, c := range system {
-		if unix.Access(c, unix.R_OK) == nil {
-			add(c)
+		if unix.Access(c, unix.R_OK) != nil {
+			continue
+		}
+		if h, ok := realPathLstat(c, real); ok {
+			add(h)
+		} else if h, ok := resolveExisting(c); ok {
+			add(h)
 		}
 	}
 	return out
+}
+
+// realPathLstat returns p when neither it nor a parent is a symlink, by
+// lstat alone (parents cached in real); ok is false when a symlink is on
+// the way and the kernel must resolve it.
+func realPathLstat(p string, real map[string]bool) (hostPath, bool) {
+	for dir := filepath.Dir(p); dir != "/" && !real[dir]; dir = filepath.Dir(dir) {
+		var st unix.Stat_t
+		if unix.Lstat(dir, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			return hostPath{}, false
+		}
+		real[dir] = true
+	}
+	var st unix.Stat_t
+	if unix.Lstat(p, &st) != nil || st.Mode&unix.S_IFMT == unix.S_IFLNK {
+		return hostPath{}, false
+	}
+	return hostPath{Path: p, Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, true
+}
+
+// findUnder looks for dir/rel, a real directory, one component at a time
+// through cached listings; a symlink on the way is resolved by the kernel.
+func findUnder(dir, rel string, list func(string) map[string]fs.FileMode) (hostPath, bool) {
+	parts := strings.Split(rel, "/")
+	for i, part := range parts {
+		mode, ok := list(dir)[part]
+		switch {
+		case !ok:
+			return hostPath{}, false
+		case mode&fs.ModeSymlink != 0:
+			return resolveExisting(filepath.Join(dir, filepath.Join(parts[i:]...)))
+		case i == len(parts)-1:
+			return hostPath{Path: filepath.Join(dir, part), Dir: mode.IsDir()}, true
+		case !mode.IsDir():
+			return hostPath{}, false
+		}
+		dir = filepath.Join(dir, part)
+	}
+	return hostPath{}, false
+}
+
+// listTypes returns the names in dir with their types, unsorted, or nil.
+func listTypes(dir string) map[string]fs.FileMode {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil
+	}
+	m := make(map[string]fs.FileMode, len(entries))
+	for _, e := range entries {
+		m[e.Name()] = e.Type()
+	}
+	return m
 }
 
 func rootEntries() []hostPath {

@@ -27,10 +27,12 @@ var (
 var scanSkip = []string{"node_modules", ".cache", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
 	".pytest_cache", ".gradle", ".npm", ".cargo", ".rustup", "target", ".terraform"}
 
-// The nested-repository scan runs before every command, so it is bounded.
+// The nested-repository scan runs before every command, so it is bounded:
+// nested repositories sit near the top (vendor/x, packages/y); submodules
+// are found through .gitmodules at any depth.
 const (
-	scanMaxDepth = 3
-	scanMaxDirs  = 500
+	scanMaxDepth = 2
+	scanMaxDirs  = 200
 )
 
 // guard finds the protected paths of the writable roots, holds the
@@ -216,7 +218,7 @@ func (g *guard) scan(r string) error {
 			return nil
 		}
 		g.budget--
-		entries, err := os.ReadDir(d.path)
+		entries, err := readDirUnsorted(d.path)
 		if err != nil {
 			continue
 		}
@@ -327,4 +329,13 @@ func listNames(dir string) map[string]bool {
 		m[n] = true
 	}
 	return m
+}
+
+func readDirUnsorted(dir string) ([]fs.DirEntry, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return f.ReadDir(-1)
 }

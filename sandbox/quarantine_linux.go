@@ -19,13 +19,25 @@ import (
 // renames entries inside directories opened that way.
 func (g *guard) afterRun(now time.Time) ([]Quarantined, []string) {
 	q := quarantine{suffix: fmt.Sprintf(".quarantined-by-forgebox-%d", now.Unix())}
+	parents := map[string]int{}
+	names := map[string]map[string]bool{}
 	for _, w := range g.watched {
-		parent, err := openDir(unix.AT_FDCWD, filepath.Dir(w.path))
-		if err != nil {
-			continue // the workspace itself cannot have been replaced: it is a mount point inside
+		dir := filepath.Dir(w.path)
+		fd, ok := parents[dir]
+		if !ok {
+			// The workspace cannot have been replaced: it is a mount
+			// point inside. One listing rules out the names still missing.
+			fd, _ = openDir(unix.AT_FDCWD, dir)
+			parents[dir], names[dir] = fd, listFD(fd)
 		}
-		q.check(parent, filepath.Dir(w.path), w)
-		unix.Close(parent)
+		if fd >= 0 && (names[dir] == nil || names[dir][filepath.Base(w.path)]) {
+			q.check(fd, dir, w)
+		}
+	}
+	for _, fd := range parents {
+		if fd >= 0 {
+			unix.Close(fd)
+		}
 	}
 	for _, m := range q.moved {
 		q.warnings = append(q.warnings, fmt.Sprintf("the command created the protected path %s; it was moved to %s", m.Path, m.MovedTo))
@@ -89,9 +101,7 @@ func (q *quarantine) hooks(gitfd int, gitdir string) {
 		return
 	}
 	defer unix.Close(hooksfd)
-	f := os.NewFile(uintptr(hooksfd), "hooks")
-	names, _ := f.Readdirnames(-1)
-	for _, n := range names {
+	for n := range listFD(hooksfd) {
 		if !strings.HasSuffix(n, ".sample") {
 			q.move(hooksfd, filepath.Join(gitdir, "hooks"), n)
 		}
@@ -142,4 +152,27 @@ func executingConfig(gitfd int) bool {
 		}
 	}
 	return bytes.Contains(b, []byte("= !")) || bytes.Contains(b, []byte("=!"))
+}
+
+// listFD lists the directory open at fd (without consuming fd), or returns
+// nil.
+func listFD(fd int) map[string]bool {
+	if fd < 0 {
+		return nil
+	}
+	d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil
+	}
+	f := os.NewFile(uintptr(d), ".")
+	defer f.Close()
+	list, err := f.Readdirnames(-1)
+	if err != nil {
+		return nil
+	}
+	m := make(map[string]bool, len(list))
+	for _, n := range list {
+		m[n] = true
+	}
+	return m
 }

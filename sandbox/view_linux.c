@@ -27,28 +27,60 @@ struct fb_open_how {
 	uint64_t flags, mode, resolve;
 };
 
-/* open_path opens a mount source or target without following symlinks in
- * any component: a path the plan names must be exactly that path. With a
- * pinned inode, the path must still be the inode the parent saw. */
-int open_path(const char *path, uint64_t dev, uint64_t ino, const char *what, struct fb_err *e)
+/* open_at opens path relative to dirfd without following symlinks in any
+ * component: a path the plan names must be exactly that path. With a pinned
+ * inode, the path must still be the inode the parent saw. */
+static int open_at(int dirfd, const char *path, const char *shown, uint64_t dev, uint64_t ino, const char *what,
+		   struct fb_err *e)
 {
 	struct fb_open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
 				  .resolve = FB_RESOLVE_NO_SYMLINKS | FB_RESOLVE_NO_MAGICLINKS};
 	struct stat st;
-	int fd = syscall(FB_SYS_OPENAT2, AT_FDCWD, path, &how, sizeof how);
+	int fd = syscall(FB_SYS_OPENAT2, dirfd, path, &how, sizeof how);
 
 	if (fd < 0)
-		return fb_fail(e, "mounts", errno, "%s \"%s\"", what, path);
+		return fb_fail(e, "mounts", errno, "%s \"%s\"", what, shown);
 	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
 		int err = S_ISLNK(st.st_mode) ? ELOOP : errno;
 		close(fd);
-		return fb_fail(e, "mounts", err, "%s \"%s\"", what, path);
+		return fb_fail(e, "mounts", err, "%s \"%s\"", what, shown);
 	}
 	if ((dev || ino) && (st.st_dev != dev || st.st_ino != ino)) {
 		close(fd);
-		return fb_fail(e, "mounts", ESTALE, "%s \"%s\" (it changed since the launch)", what, path);
+		return fb_fail(e, "mounts", ESTALE, "%s \"%s\" (it changed since the launch)", what, shown);
 	}
 	return fd;
+}
+
+int open_path(const char *path, uint64_t dev, uint64_t ino, const char *what, struct fb_err *e)
+{
+	return open_at(AT_FDCWD, path, path, dev, ino, what, e);
+}
+
+/* The host directories the base view covers with private tmpfs mounts,
+ * opened before they were covered. A lookup that starts at one of these
+ * descriptors stays on the host's mount: what the plan clones from beneath
+ * them (a workspace in /tmp) is reached that way. */
+static struct {
+	const char *path;
+	int fd;
+} privates[] = {{"/tmp", -1}, {"/var/tmp", -1}, {"/run", -1}, {"/var/run", -1}};
+
+#define NPRIVATE ((int)(sizeof privates / sizeof privates[0]))
+
+/* open_source opens a host path to clone, through the covered directory
+ * when it lies beneath one. */
+static int open_source(const char *path, uint64_t dev, uint64_t ino, struct fb_err *e)
+{
+	for (int i = 0; i < NPRIVATE; i++) {
+		size_t n = strlen(privates[i].path);
+		if (privates[i].fd < 0 || strncmp(path, privates[i].path, n) != 0 || (path[n] != '/' && path[n] != 0))
+			continue;
+		if (path[n] == 0)
+			return open_at(privates[i].fd, "", path, dev, ino, "clone", e) < 0 ? -1 : dup(privates[i].fd);
+		return open_at(privates[i].fd, path + n + 1, path, dev, ino, "clone", e);
+	}
+	return open_path(path, dev, ino, "clone", e);
 }
 
 /* open_parent opens the directory holding path and points *name at the
@@ -140,7 +172,7 @@ static int mount_tmpfs(const char *target, mode_t mode, uint64_t attrs, struct f
 
 static int clone_tree(const char *path, uint64_t dev, uint64_t ino, int recursive, struct fb_err *e)
 {
-	int src = open_path(path, dev, ino, "clone", e), t;
+	int src = open_source(path, dev, ino, e), t;
 	unsigned flags = AT_EMPTY_PATH | FB_OPEN_TREE_CLONE | O_CLOEXEC | (recursive ? FB_AT_RECURSIVE : 0);
 
 	if (src < 0)
@@ -221,12 +253,34 @@ static int is_dir(const char *path)
 /* What the base view made, for finish_view. */
 static int base_run, base_var_run;
 
+/* mount_private gives the run its own /tmp, /var/tmp and /run, keeping a
+ * way to the host's. /run holds the host's IPC endpoints: D-Bus, docker,
+ * containerd, systemd, the user runtime directories; /tmp the X11, tmux and
+ * ssh-agent sockets. */
+static int mount_private(struct fb_err *e)
+{
+	static const mode_t modes[] = {01777, 01777, 0755, 0755};
+	uint64_t attrs = FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV;
+
+	for (int i = 0; i < NPRIVATE; i++) {
+		if (!is_dir(privates[i].path))
+			continue;
+		privates[i].fd = open(privates[i].path, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (privates[i].fd < 0)
+			return fb_fail(e, "mounts", errno, "open \"%s\"", privates[i].path);
+		if (mount_tmpfs(privates[i].path, modes[i], attrs | (i >= 2 ? FB_MOUNT_ATTR_NOEXEC : 0), e) < 0)
+			return -1;
+	}
+	base_run = privates[2].fd >= 0;
+	base_var_run = privates[3].fd >= 0;
+	return 0;
+}
+
 /* build_base_view makes the part of the view every run has, before the
  * parent says what to run: the host tree read-only, a fresh /proc, a minimal
- * /dev with its own devpts and /dev/shm, and the empty entries covers are
- * cloned from. The private /tmp, /var/tmp and /run come later
- * (mount_private), after the plan has cloned what it needs from beneath
- * them. plan.go knows all of these as "base" items. */
+ * /dev with its own devpts and /dev/shm, private /tmp, /var/tmp and /run,
+ * and the empty entries covers are cloned from. plan.go knows these as
+ * "base" items. */
 int build_base_view(struct fb_err *e)
 {
 	static const char *const devices[] = {"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"};
@@ -281,7 +335,7 @@ int build_base_view(struct fb_err *e)
 	    make_entry(FB_STAGE, 0755, 1, NULL, e) < 0 ||
 	    mount_tmpfs(FB_STAGE, 0755, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, e) < 0 ||
 	    make_entry(FB_STAGE_DIR, 0555, 1, NULL, e) < 0 ||
-	    make_entry(FB_STAGE_FILE, 0444, 0, NULL, e) < 0)
+	    make_entry(FB_STAGE_FILE, 0444, 0, NULL, e) < 0 || mount_private(e) < 0)
 		goto out;
 	r = 0;
 out:
@@ -290,23 +344,6 @@ out:
 			close(dev[i]);
 	umask(old);
 	return r;
-}
-
-/* mount_private gives the run its own /tmp, /var/tmp and /run. /run holds
- * the host's IPC endpoints: D-Bus, docker, containerd, systemd, the user
- * runtime directories; /tmp the X11, tmux and ssh-agent sockets. */
-static int mount_private(struct fb_err *e)
-{
-	uint64_t tmp = FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV;
-	uint64_t run = tmp | FB_MOUNT_ATTR_NOEXEC;
-
-	base_run = is_dir("/run");
-	base_var_run = is_dir("/var/run");
-	if (mount_tmpfs("/tmp", 01777, tmp, e) < 0 || (is_dir("/var/tmp") && mount_tmpfs("/var/tmp", 01777, tmp, e) < 0) ||
-	    (base_run && mount_tmpfs("/run", 0755, run, e) < 0) ||
-	    (base_var_run && mount_tmpfs("/var/run", 0755, run, e) < 0))
-		return -1;
-	return 0;
 }
 
 /* hide covers a path with a read-only clone of an empty directory or file.
@@ -336,8 +373,7 @@ static int apply_op(const struct fb_mount *m, int *slot, struct fb_err *e)
 
 	switch (m->op) {
 	case FB_OP_CLONE:
-		/* Host paths are cloned before anything of the plan (or the
-		 * private /tmp and /run) covers them. */
+		/* Host paths are cloned before anything of the plan covers them. */
 		slot[m->slot] = clone_tree(m->a, m->dev, m->ino, recursive, e);
 		return slot[m->slot] < 0 ? -1 : 0;
 	case FB_OP_ATTACH:
@@ -347,8 +383,6 @@ static int apply_op(const struct fb_mount *m, int *slot, struct fb_err *e)
 		close(slot[m->slot]);
 		slot[m->slot] = -1;
 		return r;
-	case FB_OP_PRIVATE:
-		return mount_private(e);
 	case FB_OP_SETATTR:
 		return set_attr_at(m->a, m->set, m->clr, recursive, e);
 	case FB_OP_TMPFS:
@@ -392,6 +426,9 @@ int apply_view(const struct fb_spec *s, struct fb_err *e)
  * of it) and makes the base's own tmpfs mounts read-only. */
 int finish_view(struct fb_err *e)
 {
+	for (int i = 0; i < NPRIVATE; i++)
+		if (privates[i].fd >= 0)
+			close(privates[i].fd);
 	if (umount2(FB_STAGE, MNT_DETACH) < 0)
 		return fb_fail(e, "mounts", errno, "detach \"%s\"", FB_STAGE);
 	if (remove_entry(FB_STAGE, 1, e) < 0 || set_attr_at("/dev", FB_MOUNT_ATTR_RDONLY, 0, 0, e) < 0 ||

@@ -57,8 +57,8 @@ const (
 const runFlagPTY = 1 << 0 // allocate a pseudo-terminal inside
 
 // Mount operations, executed in order by the child on top of its base view
-// (the host tree read-only, fresh /proc, minimal /dev: build_base_view in
-// view_linux.c).
+// (the host tree read-only, fresh /proc, minimal /dev, private /tmp,
+// /var/tmp and /run: build_base_view in view_linux.c).
 const (
 	opClone   = 1  // clone the host tree at A into Slot (flagRecursive)
 	opAttach  = 2  // set attributes on Slot's tree and move it onto A
@@ -69,7 +69,6 @@ const (
 	opSymlink = 9  // symlink A -> B
 	opHide    = 10 // cover A with a read-only empty dir (flagDir) or file
 	opRemove  = 11 // remove A (rmdir with flagDir)
-	opPrivate = 12 // the private /tmp, /var/tmp, /run and /var/run, once the clones are taken
 )
 
 // Mount op flags.
@@ -99,8 +98,7 @@ type mountOp struct {
 
 func (o mountOp) String() string {
 	name := map[uint8]string{opClone: "clone", opAttach: "attach", opSetattr: "setattr", opTmpfs: "tmpfs",
-		opMkdir: "mkdir", opMkfile: "mkfile", opSymlink: "symlink", opHide: "hide", opRemove: "remove",
-		opPrivate: "private"}[o.Op]
+		opMkdir: "mkdir", opMkfile: "mkfile", opSymlink: "symlink", opHide: "hide", opRemove: "remove"}[o.Op]
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-7s %s", name, o.A)
 	if o.B != "" {
