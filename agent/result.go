@@ -2,7 +2,6 @@ package agent
 
 import (
 	"encoding/base64"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 
@@ -105,7 +104,7 @@ func Text(c sandbox.Captured) (text, b64 string) {
 	var b strings.Builder
 	valid := writeValid(&b, c.Head)
 	if c.Omitted > 0 {
-		fmt.Fprintf(&b, "\n[forgebox: %d bytes omitted]\n", c.Omitted)
+		b.WriteString(sandbox.OmissionMarker(c.Omitted))
 	}
 	if !writeValid(&b, c.Tail) {
 		valid = false

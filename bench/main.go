@@ -29,6 +29,7 @@ func main() {
 	fb := flag.String("forgebox", "bin/forgebox", "the forgebox binary to measure")
 	n := flag.Int("n", 400, "paired runs per startup comparison")
 	tp := flag.Bool("throughput", true, "measure output throughput too")
+	rounds := flag.Int("rounds", 5, "interleaved rounds per throughput figure")
 	size := flag.Int64("bytes", 1<<30, "bytes printed by the throughput command")
 	flag.Parse()
 	if _, err := exec.LookPath("bwrap"); err != nil {
@@ -47,14 +48,18 @@ func main() {
 	compare(ws, *n, "forgebox run -- /bin/true", []string{bin, "run", "--", "/bin/true"}, "bwrap", bwrap)
 
 	if *tp {
-		fmt.Printf("\nthroughput, %d MiB of output read from a pipe\n", *size>>20)
+		fmt.Printf("\nthroughput, %d MiB of output read from a pipe, median of %d interleaved rounds\n", *size>>20, *rounds)
 		cmd := []string{"head", "-c", fmt.Sprint(*size), "/dev/zero"}
-		direct := throughput(ws, cmd)
-		pipe := throughput(ws, append([]string{bin, "run", "--"}, cmd...))
-		pty := throughput(ws, append([]string{bin, "run", "--pty", "--"}, cmd...))
-		fmt.Printf("  direct              %8.0f MB/s\n", direct)
-		fmt.Printf("  forgebox pipe mode  %8.0f MB/s  (%.2fx direct; goal >= 1000 MB/s)\n", pipe, pipe/direct)
-		fmt.Printf("  forgebox pty mode   %8.0f MB/s  (goal >= 100 MB/s)\n", pty)
+		var direct, pipe, pty []float64
+		for i := 0; i < *rounds; i++ {
+			direct = append(direct, throughput(ws, cmd))
+			pipe = append(pipe, throughput(ws, append([]string{bin, "run", "--"}, cmd...)))
+			pty = append(pty, throughput(ws, append([]string{bin, "run", "--pty", "--"}, cmd...)))
+		}
+		d, p, t := pct(direct, 50), pct(pipe, 50), pct(pty, 50)
+		fmt.Printf("  direct              %8.0f MB/s\n", d)
+		fmt.Printf("  forgebox pipe mode  %8.0f MB/s  (%.2fx direct; goal >= 1000 MB/s)\n", p, p/d)
+		fmt.Printf("  forgebox pty mode   %8.0f MB/s  (goal >= 100 MB/s)\n", t)
 	}
 }
 

@@ -2,6 +2,7 @@ package integration
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -130,6 +131,39 @@ func TestPathologicalCommandLines(t *testing.T) {
 				t.Errorf("%s: exit 125 without a forgebox: message: %.300q", c.name, res.stderr)
 			}
 			t.Logf("%s: exit %d", c.name, res.code)
+		}
+	})
+}
+
+// A directory handed over as a standard stream would be a handle on a host
+// directory (/proc/self/fd/0/x writes into it): refused.
+func TestDirectoryAsStdioRefused(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		d, err := os.Open(e.outside)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer d.Close()
+		before := tree(t, e.outside)
+		r := e.run([]string{"run", "--", "sh", "-c", "echo x > /proc/self/fd/0/escaped"}, func(c *exec.Cmd) { c.Stdin = d })
+		if r.code != 125 || !strings.HasPrefix(r.stderr, "forgebox: ") {
+			t.Errorf("directory as stdin: exit %d, stderr %q; want 125 and a forgebox: message", r.code, r.stderr)
+		}
+		if after := tree(t, e.outside); after != before {
+			t.Errorf("the directory given as stdin changed:\n%s", after)
+		}
+	})
+}
+
+// --rw gets the refusals of --workspace: the home directory or a system
+// directory made writable would let a command plant what runs later.
+func TestDangerousRWRefused(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		for _, p := range []string{e.home, "/etc", "/usr", "/"} {
+			r := e.run([]string{"run", "--rw", p, "--", "true"})
+			if r.code != 125 {
+				t.Errorf("--rw %s: exit %d; want 125", p, r.code)
+			}
 		}
 	})
 }

@@ -79,9 +79,10 @@ func TestBestEffortRunsUnsandboxed(t *testing.T) {
 // doctorReport is the part of forgebox doctor --json the tests read.
 type doctorReport struct {
 	Checks []struct {
-		Name   string `json:"name"`
-		OK     bool   `json:"ok"`
-		Detail string `json:"detail"`
+		Name     string `json:"name"`
+		OK       bool   `json:"ok"`
+		Detail   string `json:"detail"`
+		Required bool   `json:"required"`
 	} `json:"checks"`
 	Fixes map[string]string `json:"fixes"`
 }
@@ -112,6 +113,13 @@ func TestDoctor(t *testing.T) {
 				t.Errorf("doctor check %s: ok %v, found %v (%s); want ok on this machine", name, ok, found, detail)
 			}
 		}
+		// Layers this version does not use are reported, not required.
+		for _, c := range d.Checks {
+			want := c.Name == "user_namespaces" || c.Name == "sandbox_launch" || c.Name == "mount_api" || c.Name == "pty"
+			if c.Required != want {
+				t.Errorf("doctor check %s: required %v; want %v", c.Name, c.Required, want)
+			}
+		}
 		if r := e.run([]string{"doctor"}); r.code != 0 || !strings.Contains(r.stdout, "sandbox_launch") {
 			t.Errorf("forgebox doctor: exit %d, stdout %q", r.code, r.stdout)
 		}
@@ -131,5 +139,33 @@ func TestDoctor(t *testing.T) {
 		if d.Fixes["user_namespaces"] == "" && d.Fixes["sandbox_launch"] == "" {
 			t.Errorf("doctor without user namespaces: fixes %v; want advice", d.Fixes)
 		}
+	})
+}
+
+// Without a PID namespace the tree is still killed: on timeout, and when
+// forgebox itself is killed. PID 1 is asked to kill the tree it adopted,
+// setsid'd and double-forked children included.
+func TestBestEffortStillKillsTheTree(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		if r := e.withoutUserNamespaces("unshare", "-U", "true"); r.code == 0 || r.code == 99 {
+			t.Skipf("cannot refuse user namespaces this way here (exit %d: %s)", r.code, r.stderr)
+		}
+		m := marker()
+		r := e.withoutUserNamespaces(forgebox, "run", "--best-effort", "--timeout", "1", "--grace", "200ms", "-c",
+			"(setsid sleep "+m+" &); sleep "+m+" & sleep "+m)
+		if r.code != 124 {
+			t.Errorf("exit %d; want 124\nstderr: %s", r.code, r.stderr)
+		}
+		noProcesses(t, m)
+
+		// forgebox itself killed: PID 1 gets a parent-death signal and
+		// kills the tree, including the part that left the session.
+		m = marker()
+		fb := forgebox + " run --best-effort -c '(setsid sleep " + m + " &); sleep " + m + " & sleep " + m + "'"
+		r = e.withoutUserNamespaces("sh", "-c", fb+" & sleep 1; kill -9 $!; wait; echo killed")
+		if !strings.Contains(r.stdout, "killed") {
+			t.Errorf("the kill did not happen: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+		}
+		noProcesses(t, m)
 	})
 }

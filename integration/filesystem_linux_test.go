@@ -480,3 +480,25 @@ func TestReexecutedChild(t *testing.T) {
 		unchanged(t, victim, before)
 	})
 }
+
+// The fresh /proc must not act on the machine. A root caller is host uid 0
+// inside, and /proc/sys checks the uid: core_pattern written from inside
+// would run a program of the command's choosing as host root on the next
+// crash.
+func TestProcCannotChangeTheHost(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		before, _ := os.ReadFile("/proc/sys/kernel/core_pattern")
+		vs := e.probe(nil,
+			"write /proc/sys/kernel/core_pattern |/tmp/evil",
+			"write /proc/sys/vm/drop_caches 3",
+			"write /proc/sys/kernel/hostname other",
+		)
+		blocked(t, vs, "EROFS", "EACCES", "EPERM")
+		if after, _ := os.ReadFile("/proc/sys/kernel/core_pattern"); string(after) != string(before) {
+			t.Fatalf("host kernel.core_pattern changed from %q to %q", before, after)
+		}
+		if vs := e.probe(nil, "read /proc/keys"); vs[0].OK && vs[0].Out != "" {
+			t.Errorf("/proc/keys is readable inside: %q", vs[0].Out)
+		}
+	})
+}

@@ -94,6 +94,7 @@ type runResult struct {
 	Argv            []string     `json:"argv"`
 	Command         string       `json:"command"`
 	Cwd             string       `json:"cwd"`
+	Workspace       string       `json:"workspace"`
 	ExitCode        int          `json:"exit_code"`
 	Signal          *string      `json:"signal"`
 	TimedOut        bool         `json:"timed_out"`
@@ -120,6 +121,7 @@ type runResult struct {
 type quarantine struct {
 	Path    string `json:"path"`
 	MovedTo string `json:"moved_to"`
+	Why     string `json:"why"`
 }
 
 type enforced struct {

@@ -323,3 +323,24 @@ func (e *env) helperCopy(self string) string {
 	})
 	return dst
 }
+
+// A socket reachable under a second path through a bind mount of its
+// directory is covered under both (root only: it needs a mount on the host).
+func TestSocketThroughBindMountIsCovered(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("needs root to bind-mount on the host")
+	}
+	e := newEnv(t, mode{name: "root"})
+	real, alias := filepath.Join(e.outside, "real"), filepath.Join(e.outside, "alias")
+	e.mkdir(real)
+	e.mkdir(alias)
+	l := e.listenUnix(filepath.Join(real, "s.sock"))
+	if out, err := exec.Command("mount", "--bind", real, alias).CombinedOutput(); err != nil {
+		t.Skipf("bind mount: %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", "-l", alias).Run() })
+	op := "connect-unix " + filepath.Join(alias, "s.sock")
+	allowed(t, e.probeHost(op))
+	blocked(t, e.probe(nil, op, "connect-unix "+filepath.Join(real, "s.sock")), "ECONNREFUSED", "ENOENT", "EACCES")
+	l.wantAccepted(t, "the socket", 1)
+}

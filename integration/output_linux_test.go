@@ -3,6 +3,7 @@ package integration
 import (
 	"encoding/base64"
 	"fmt"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strconv"
@@ -278,6 +279,37 @@ func TestPipes(t *testing.T) {
 		r = e.run([]string{"run", "--no-stdin", "-c", "cat; readlink /proc/self/fd/0"}, withStdin("hello\n"))
 		if r.stdout != "/dev/null\n" {
 			t.Errorf("--no-stdin: stdout %q; want only /dev/null", r.stdout)
+		}
+	})
+}
+
+// Small limits with writes of every size: the capture once spun forever
+// when a write larger than the tail (100 bytes of 200) arrived after a
+// smaller one had started the tail, and a third write followed.
+func TestSmallMaxOutputWithStaggeredWrites(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		r := e.start([]string{"run", "--json", "--max-output", "200", "-c",
+			"for n in 120 150 30 500 7 99 101 225; do printf '%0*d' $n 0; sleep 0.05; done"})
+		res := r.wait(t, 20*time.Second)
+		if res.code != 0 {
+			t.Fatalf("exit %d; stderr %s", res.code, res.stderr)
+		}
+		out := decodeResult(t, res.stdout)
+		if want := int64(120) + 150 + 30 + 500 + 7 + 99 + 101 + 225; out.StdoutBytes != want || !out.StdoutTruncated {
+			t.Errorf("stdout_bytes %d, truncated %v; want %d, true", out.StdoutBytes, out.StdoutTruncated, want)
+		}
+	})
+}
+
+// The JSON result names where the command really started and the resolved
+// workspace, not the flags as given.
+func TestJSONPathsResolved(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		sub := filepath.Join(e.ws, "sub")
+		e.mkdir(sub)
+		_, res := e.runJSON([]string{"--workspace", "sub", "--", "pwd"})
+		if res.Workspace != sub || res.Cwd != sub || strings.TrimSpace(res.Stdout) != sub {
+			t.Errorf("workspace %q, cwd %q, pwd %q; want all %q", res.Workspace, res.Cwd, strings.TrimSpace(res.Stdout), sub)
 		}
 	})
 }

@@ -3,6 +3,7 @@ package integration
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -303,6 +304,26 @@ func TestOnlyStdioInherited(t *testing.T) {
 			if r.code != 0 || !slices.Equal(fds, []string{"0", "1", "2"}) {
 				t.Errorf("forgebox run %v: the shell's descriptors are %q (exit %d); want only 0 1 2", flags, fds, r.code)
 			}
+		}
+	})
+}
+
+// Started with SIGINT ignored (as a background job of a script is),
+// forgebox still forwards SIGINT: the command gets default dispositions,
+// so its trap can catch it.
+func TestIgnoredSignalsAreReset(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		got := filepath.Join(e.ws, "got")
+		r := e.start([]string{"run", "-c", "trap 'echo int > got; exit 0' INT; echo ready > ready; sleep 10 & wait"},
+			func(c *exec.Cmd) {
+				c.Path, c.Args = "/bin/sh", []string{"sh", "-c", `trap "" INT; exec "$0" "$@"`, forgebox, "run", "-c",
+					"trap 'echo int > got; exit 0' INT; echo ready > ready; sleep 10 & wait"}
+			})
+		waitFile(t, r, filepath.Join(e.ws, "ready"), 10*time.Second)
+		r.signal(t, syscall.SIGINT)
+		res := r.wait(t, 10*time.Second)
+		if s := snap(t, got); !s.exists {
+			t.Errorf("the command's SIGINT trap did not run (exit %d, stderr %q)", res.code, res.stderr)
 		}
 	})
 }

@@ -175,7 +175,7 @@ func TestRcAndEditorConfigProtected(t *testing.T) {
 	})
 }
 
-var quarantinedName = regexp.MustCompile(`^(.*)\.quarantined-by-forgebox-(\d+)$`)
+var quarantinedName = regexp.MustCompile(`^(.*)\.quarantined-by-forgebox-(\d+)-[0-9a-f]{12}$`)
 
 // A protected name missing at launch may be created, but it does not
 // survive the run: forgebox moves it aside, warns and reports it.
@@ -210,7 +210,7 @@ echo kept > notes.txt`
 			}
 			m := quarantinedName.FindStringSubmatch(to)
 			if m == nil || m[1] != p {
-				t.Errorf("%s moved_to = %q; want %s.quarantined-by-forgebox-<unix seconds>", p, to, p)
+				t.Errorf("%s moved_to = %q; want %s.quarantined-by-forgebox-<unix seconds>-<12 hex digits>", p, to, p)
 				continue
 			}
 			if secs, _ := strconv.ParseInt(m[2], 10, 64); secs < start || secs > time.Now().Unix()+1 {
@@ -218,6 +218,11 @@ echo kept > notes.txt`
 			}
 			if s := snap(t, to); !s.exists {
 				t.Errorf("%s was reported moved to %s, which does not exist", p, to)
+			}
+		}
+		for _, q := range res.Quarantined {
+			if q.Why == "" {
+				t.Errorf("quarantined %s: no reason given", q.Path)
 			}
 		}
 		if s := snap(t, filepath.Join(e.ws, "notes.txt")); s.content != "kept\n" {
@@ -412,6 +417,83 @@ echo ../evil > .git/commondir || true`, pwned)
 		if s := snap(t, pwned); s.exists {
 			t.Errorf("git status on the host ran a command the sandboxed command planted: .git/commondir (created in the run: %v) redirected git to a config of its own\nstderr: %s",
 				snap(t, filepath.Join(e.ws, ".git", "commondir")).exists, r.stderr)
+		}
+	})
+}
+
+// The quarantine's new name is not predictable: a command that takes the
+// names first cannot keep what it planted.
+func TestQuarantineNameCannotBeTakenFirst(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		now := time.Now().Unix()
+		var take []string
+		for i := int64(-2); i < 10; i++ {
+			take = append(take, fmt.Sprintf(".envrc.quarantined-by-forgebox-%d", now+i))
+		}
+		r := e.sh("for n in " + strings.Join(take, " ") + "; do : > $n; done; echo evil > .envrc")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		if s := snap(t, filepath.Join(e.ws, ".envrc")); s.exists {
+			t.Errorf(".envrc is still in place (stderr %q)", r.stderr)
+		}
+	})
+}
+
+// A linked worktree's commondir and gitdir decide which repository (and
+// config) Git uses in that worktree: they stay read-only.
+func TestLinkedWorktreeCannotBeRedirected(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.gitRepo(e.ws)
+		e.git(e.ws, "worktree", "add", "-q", filepath.Join(e.outside, "wt"))
+		wt := filepath.Join(e.ws, ".git", "worktrees", "wt")
+		before := snap(t, filepath.Join(wt, "commondir"))
+		blocked(t, e.probe(nil, "write "+filepath.Join(wt, "commondir")+" ../../../evil",
+			"write "+filepath.Join(wt, "gitdir")+" /tmp/x"), "EROFS", "EBUSY")
+		unchanged(t, filepath.Join(wt, "commondir"), before)
+	})
+}
+
+// A repository made at the workspace root during the run keeps its objects
+// but not a config that runs commands, nor a config.worktree.
+func TestNewRepositoryConfigIsVetted(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		r := e.sh("git init -q && git config core.fsmonitor 'touch /x' && git config extensions.worktreeConfig true && printf '[core]\\n\\tfsmonitor = evil\\n' > .git/config.worktree")
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		for _, f := range []string{"config", "config.worktree"} {
+			if s := snap(t, filepath.Join(e.ws, ".git", f)); s.exists {
+				t.Errorf(".git/%s of a repository made during the run is still in place", f)
+			}
+		}
+		if s := snap(t, filepath.Join(e.ws, ".git", "objects")); !s.exists {
+			t.Error("the new repository's objects were moved too; only what executes should go")
+		}
+		// and a plain `git init` keeps its config
+		os.RemoveAll(filepath.Join(e.ws, ".git"))
+		if r := e.sh("git init -q"); r.code != 0 {
+			t.Fatalf("git init: exit %d: %s", r.code, r.stderr)
+		}
+		if s := snap(t, filepath.Join(e.ws, ".git", "config")); !s.exists {
+			t.Error("the config of a plain git init was moved aside")
+		}
+	})
+}
+
+// A refused workspace is not touched: no placeholders in its repositories.
+func TestRefusedWorkspaceIsUntouched(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		repo := filepath.Join(e.home, "proj")
+		e.mkdir(repo)
+		e.gitRepo(repo)
+		before := tree(t, filepath.Join(repo, ".git"))
+		r := e.run([]string{"run", "--workspace", e.home, "--", "true"})
+		if r.code != 125 {
+			t.Fatalf("--workspace $HOME: exit %d; want 125", r.code)
+		}
+		if after := tree(t, filepath.Join(repo, ".git")); after != before {
+			t.Errorf("a refused workspace's repository changed:\nbefore %s\nafter  %s", before, after)
 		}
 	})
 }

@@ -9,12 +9,12 @@ import (
 // budget, so a command printing gigabytes costs forgebox no more memory than
 // the budget. It is not safe for concurrent use.
 type headTail struct {
-	head    []byte
-	tail    []byte // ring buffer once full
-	tailCap int
-	next    int // ring write position
-	full    bool
-	total   int64
+	head  []byte
+	tail  []byte // ring of cap tailCap, allocated on first use
+	cap   int    // tail capacity
+	next  int    // ring write position
+	full  bool   // the ring has wrapped: it holds exactly cap bytes
+	total int64
 }
 
 // newHeadTail keeps half of limit from the start and half from the end.
@@ -27,7 +27,7 @@ func newHeadTail(limit int64) *headTail {
 }
 
 func newHeadTailSplit(head, tail int) *headTail {
-	return &headTail{head: make([]byte, 0, head), tailCap: max(tail, 1)}
+	return &headTail{head: make([]byte, 0, head), cap: max(tail, 1)}
 }
 
 func (b *headTail) Write(p []byte) (int, error) {
@@ -41,31 +41,19 @@ func (b *headTail) Write(p []byte) (int, error) {
 	if len(p) == 0 {
 		return n, nil
 	}
-	if len(p) >= b.tailCap {
-		if b.tail == nil {
-			b.tail = make([]byte, b.tailCap)
-		}
-		copy(b.tail, p[len(p)-b.tailCap:])
-		b.next, b.full = 0, true
-		return n, nil
-	}
 	if b.tail == nil {
-		b.tail = make([]byte, 0, b.tailCap)
+		b.tail = make([]byte, b.cap)
 	}
-	if !b.full {
-		room := b.tailCap - len(b.tail)
-		if len(p) <= room {
-			b.tail = append(b.tail, p...)
-			return n, nil
-		}
-		b.tail = append(b.tail, p[:room]...)
-		p = p[room:]
-		b.full, b.next = true, 0
+	if len(p) > b.cap {
+		p = p[len(p)-b.cap:] // only the last cap bytes can survive
 	}
 	for len(p) > 0 {
 		k := copy(b.tail[b.next:], p)
 		p = p[k:]
-		b.next = (b.next + k) % b.tailCap
+		b.next += k
+		if b.next == b.cap {
+			b.next, b.full = 0, true
+		}
 	}
 	return n, nil
 }
@@ -77,7 +65,7 @@ func (b *headTail) result() Captured {
 	if b.full {
 		tail = append(append(tail, b.tail[b.next:]...), b.tail[:b.next]...)
 	} else {
-		tail = append(tail, b.tail...)
+		tail = append(tail, b.tail[:b.next]...)
 	}
 	c := Captured{Head: b.head, Tail: tail, Total: b.total}
 	c.Omitted = b.total - int64(len(c.Head)) - int64(len(c.Tail))
@@ -124,6 +112,12 @@ func runeStartBefore(p []byte, end int) int {
 	return end
 }
 
+// OmissionMarker is what stands between the head and the tail of an
+// output stream that was cut.
+func OmissionMarker(omitted int64) string {
+	return fmt.Sprintf("\n[forgebox: %d bytes omitted]\n", omitted)
+}
+
 // limitedStream passes the first bytes of a stream through at once and
 // keeps only the last ones, printed with an omission marker at the end.
 type limitedStream struct {
@@ -161,7 +155,7 @@ func (l *limitedStream) finish() error {
 		return l.err
 	}
 	if c.Omitted > 0 {
-		if _, err := fmt.Fprintf(l.w, "\n[forgebox: %d bytes omitted]\n", c.Omitted); err != nil {
+		if _, err := io.WriteString(l.w, OmissionMarker(c.Omitted)); err != nil {
 			return err
 		}
 	}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -61,7 +62,7 @@ func TestHeadTailBounded(t *testing.T) {
 	for i := 0; i < 1000; i++ {
 		b.Write(chunk)
 	}
-	if cap(b.head)+cap(b.tail) > 1024 {
+	if cap(b.head)+len(b.tail) > 1024 {
 		t.Errorf("buffers hold %d bytes for a 1024 byte limit", cap(b.head)+cap(b.tail))
 	}
 }
@@ -83,5 +84,39 @@ func TestLimitedStream(t *testing.T) {
 	l.finish()
 	if out.String() != "short" {
 		t.Errorf("limited stream under its limit wrote %q; want %q", out.String(), "short")
+	}
+}
+
+// Any sequence of writes keeps exactly the first and last bytes of what a
+// plain buffer would hold (a partly filled ring met by a large write once
+// spun forever).
+func TestHeadTailMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := 0; round < 2000; round++ {
+		head, tail := rng.IntN(40), 1+rng.IntN(40)
+		b := newHeadTailSplit(head, tail)
+		var all []byte
+		for w := rng.IntN(12); w >= 0; w-- {
+			p := make([]byte, rng.IntN(3*tail+2))
+			for i := range p {
+				p[i] = byte('a' + rng.IntN(26))
+			}
+			b.Write(p)
+			all = append(all, p...)
+		}
+		c := b.result()
+		wantHead := all[:min(head, len(all))]
+		rest := all[len(wantHead):]
+		wantTail := rest[max(0, len(rest)-tail):]
+		got := append(append([]byte{}, c.Head...), c.Tail...)
+		if c.Omitted == 0 {
+			if string(got) != string(all) {
+				t.Fatalf("round %d: kept %q; want everything %q", round, got, all)
+			}
+			continue
+		}
+		if string(c.Head) != string(wantHead) || string(c.Tail) != string(wantTail) || c.Total != int64(len(all)) {
+			t.Fatalf("round %d (head %d, tail %d): got %q | %q; want %q | %q", round, head, tail, c.Head, c.Tail, wantHead, wantTail)
+		}
 	}
 }

@@ -47,15 +47,22 @@ int open_terminal(const struct fb_spec *s, struct fb_term *t, struct fb_err *e)
 
 void forwarded_signals(sigset_t *set)
 {
-	static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM};
+	static const int sigs[] = {SIGCHLD, SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGALRM, FB_SIG_KILL_TREE};
 	sigemptyset(set);
 	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
 		sigaddset(set, sigs[i]);
 }
 
+/* reset_signals gives the command default signal handling: PID 1 blocked
+ * the forwarded signals, and forgebox may have been started with some
+ * ignored (a background job of a non-interactive shell ignores SIGINT),
+ * which execve would pass on and make forwarding useless. */
 static int reset_signals(struct fb_err *e)
 {
 	sigset_t none;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			signal(sig, SIG_DFL);
 	sigemptyset(&none);
 	if (sigprocmask(SIG_SETMASK, &none, NULL) < 0)
 		return fb_fail(e, "session", errno, "unblock signals");
@@ -264,8 +271,10 @@ int start_command(struct fb_spec *s, struct fb_term *t, pid_t *cmd, struct fb_er
 	if (n == (ssize_t)sizeof r) {
 		r.step[sizeof r.step - 1] = 0;
 		r.msg[sizeof r.msg - 1] = 0;
+		static char step[sizeof r.step]; /* outlives this frame; PID 1 dies with it */
+		memcpy(step, r.step, sizeof step);
 		e->err = r.err;
-		e->step = strcmp(r.step, "exec") == 0 ? "exec" : strdup(r.step);
+		e->step = step;
 		snprintf(e->msg, sizeof e->msg, "%s", r.msg);
 		return -1;
 	}

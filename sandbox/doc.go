@@ -1,12 +1,14 @@
 // Package sandbox starts one command in an isolated child and returns its
 // result.
 //
-// On Linux the parent re-executes its own binary with a hidden verb. An ELF
-// constructor (init_linux.c) takes over before the Go runtime starts, reads
-// the run spec from an inherited socket, enters new user, PID, mount, IPC, UTS
-// and (unless the network is shared) network namespaces, builds the
-// filesystem view from a mount plan computed here in Go, and execs the
-// command on its own session. The child never starts a Go runtime: that keeps
+// On Linux an ELF constructor (init_linux.c) runs before the Go runtime
+// starts. For forgebox run it forks the child at once (the prefork); other
+// callers re-execute the binary with a hidden verb and the constructor takes
+// over there. The child enters new user, PID, mount, IPC, UTS and (unless the
+// network is shared) network namespaces, builds the base view, receives the
+// rest of the run (a mount plan computed here in Go, argv, environment, stdio)
+// over an inherited socket, applies it, and execs the command on its own
+// session. The child never starts a Go runtime: that keeps
 // a launch below bubblewrap's cost and keeps the child single-threaded, so
 // every kernel restriction applies to the whole process.
 //
@@ -16,8 +18,10 @@
 //     chmod, chown, utime and xattr changes fail with EROFS), except the
 //     writable roots (the workspace and --rw paths);
 //   - protected paths inside writable roots (.git/hooks, .git/config, shell rc
-//     files, editor and agent configuration) are read-only, including ones
-//     missing when the run starts;
+//     files, editor and agent configuration) are read-only when they exist at
+//     the start; a missing .git/hooks or .git/commondir is held by a
+//     placeholder; anything created at another missing protected name is
+//     moved aside (quarantined) once the tree is dead;
 //   - credential locations under the caller's home, /etc secrets and --hide
 //     paths show up empty; /run, /tmp, /var/tmp and /dev/shm are private;
 //     every pathname Unix socket bound on the host at launch is covered;

@@ -9,7 +9,8 @@ type Report struct {
 	Container   string   `json:"container,omitempty"`
 	Checks      []Check  `json:"checks"`
 	WillEnforce []string `json:"will_enforce"`
-	Missing     []string `json:"missing"`
+	// Missing lists the required checks that failed.
+	Missing []string `json:"missing"`
 }
 
 // Check is one capability of the host.
@@ -17,6 +18,10 @@ type Check struct {
 	Name   string `json:"name"`
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
+	// Required is true when forgebox run needs this capability; the
+	// others are reported for information (this version does not use
+	// Landlock, seccomp or cgroups yet).
+	Required bool `json:"required"`
 	// Values are the raw facts behind the check (sysctl values, errno).
 	Values map[string]string `json:"values,omitempty"`
 }

@@ -24,8 +24,12 @@ func QuickReport() Report {
 		r.User = fmt.Sprintf("%s (uid %s)", me.Username, me.Uid)
 	}
 	r.Checks = []Check{userNSCheck(r.Root)}
+	r.Checks[0].Required = true
 	return r
 }
+
+// requiredChecks are the capabilities forgebox run cannot do without.
+var requiredChecks = map[string]bool{CheckUserNS: true, CheckSandbox: true, CheckMountAPI: true, CheckPTY: true}
 
 // Diagnose inspects the host and launches one real sandbox to see what
 // works. It changes nothing on the host.
@@ -46,8 +50,9 @@ func Diagnose(ctx context.Context) Report {
 	} else {
 		r.Missing = append(r.Missing, "sandbox: "+launch.Detail)
 	}
-	for _, c := range r.Checks {
-		if !c.OK && c.Name != CheckSandbox {
+	for i, c := range r.Checks {
+		r.Checks[i].Required = requiredChecks[c.Name]
+		if !c.OK && c.Name != CheckSandbox && requiredChecks[c.Name] {
 			r.Missing = append(r.Missing, c.Name+": "+c.Detail)
 		}
 	}

@@ -11,11 +11,10 @@ import (
 var ErrInvalid = errors.New("invalid run")
 
 // UnavailableError says that a protection the run needs is missing on this
-// host. Fix tells the user what to change.
+// host (cmd/forgebox turns it into advice).
 type UnavailableError struct {
-	Layer  string // "user namespaces", "mount namespace", ...
+	Layer  string // "namespaces", "sandbox child", ...
 	Reason string
-	Fix    string
 	Err    error
 }
 

@@ -384,6 +384,10 @@ static __attribute__((noreturn)) void supervise(pid_t cmd, int sfd, int isolated
 		}
 		if (!(pf[0].revents & POLLIN) || read(sfd, &si, sizeof si) != sizeof si)
 			continue;
+		if (si.ssi_signo == FB_SIG_KILL_TREE && !isolated) {
+			kill_leftovers(cmd);
+			_exit(137);
+		}
 		if (si.ssi_signo != SIGCHLD) {
 			if (kill(-cmd, si.ssi_signo) < 0)
 				kill(cmd, si.ssi_signo);
@@ -411,10 +415,13 @@ static __attribute__((noreturn)) void pid1_main(struct fb_spec *s)
 	int sfd;
 
 	mark("pid 1 started");
-	/* Die with stage 0 (and so with forgebox). Non-dumpable before the
-	 * command exists: it must never read this process's memory, environ
-	 * or descriptors through /proc. */
-	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) < 0 || prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
+	/* Die with stage 0 (and so with forgebox). With a PID namespace,
+	 * SIGKILL takes the whole tree; without one (--best-effort) PID 1
+	 * takes FB_SIG_KILL_TREE instead, to kill the tree itself first.
+	 * Non-dumpable before the command exists: it must never read this
+	 * process's memory, environ or descriptors through /proc. */
+	if (prctl(PR_SET_PDEATHSIG, isolated ? SIGKILL : FB_SIG_KILL_TREE, 0, 0, 0) < 0 ||
+	    prctl(PR_SET_DUMPABLE, 0, 0, 0, 0) < 0)
 		fb_fail(&e, "start", errno, "set parent-death signal and make PID 1 non-dumpable"), die(&e);
 	if (!isolated && prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) < 0)
 		fb_fail(&e, "start", errno, "become a subreaper"), die(&e);
@@ -449,7 +456,7 @@ int forgebox_wire_constant(int which)
 				FB_TAG_CWD, FB_TAG_PATH, FB_TAG_MOUNT, FB_TAG_WINSIZE, FB_TAG_ALT_ARG0, FB_TAG_SLOTS,
 				FB_TAG_RUN_FLAGS, FB_FLAG_NEWNET, FB_FLAG_ISOLATE, FB_FLAG_SUBREAPER, FB_RUN_PTY,
 				FB_OP_CLONE, FB_OP_ATTACH, FB_OP_SETATTR, FB_OP_TMPFS, FB_OP_MKDIR, FB_OP_MKFILE,
-				FB_OP_SYMLINK, FB_OP_HIDE, FB_OP_REMOVE, FB_OPF_RECURSIVE, FB_OPF_DIR, FB_SYNC_FD,
+				FB_OP_SYMLINK, FB_OP_HIDE, FB_OPF_RECURSIVE, FB_OPF_DIR, FB_SYNC_FD,
 				FB_MAX_FRAME, FB_MOUNT_FIXED};
 	return which >= 0 && which < (int)(sizeof v / sizeof v[0]) ? v[which] : -1;
 }

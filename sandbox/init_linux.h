@@ -45,7 +45,6 @@ enum fb_op {
 	FB_OP_MKFILE = 8,
 	FB_OP_SYMLINK = 9,
 	FB_OP_HIDE = 10,
-	FB_OP_REMOVE = 11,
 };
 
 enum fb_op_flag { FB_OPF_RECURSIVE = 1 << 0, FB_OPF_DIR = 1 << 1 };
@@ -64,5 +63,10 @@ enum fb_op_flag { FB_OPF_RECURSIVE = 1 << 0, FB_OPF_DIR = 1 << 1 };
 #define FB_STAGE "/dev/.forgebox-stage"
 #define FB_STAGE_DIR FB_STAGE "/d"
 #define FB_STAGE_FILE FB_STAGE "/f"
+
+/* Without a PID namespace (--best-effort), the signal that tells PID 1 to
+ * kill the command's tree and exit: its parent-death signal, and what the
+ * parent sends instead of SIGKILL. */
+#define FB_SIG_KILL_TREE 40
 
 #endif

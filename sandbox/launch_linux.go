@@ -53,7 +53,7 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	if errors.As(err, &un) && spec.BestEffort {
 		p.unisolated(un.Reason)
 		p.warnings = append(p.warnings, fmt.Sprintf("running WITHOUT a sandbox: %s", un.Error()))
-		if c, err = spawn(pl, p.child.encodeNamespaces(), tl); err == nil {
+		if c, err = spawn(pl, &p.child, tl); err == nil {
 			res, err = c.finish(ctx, spec, p, pl, tl)
 		}
 	}
@@ -95,26 +95,27 @@ func start(pl *plumbing, p *prepared, tl *timeline) (*child, error) {
 		c := adopt(sock, pid, pidfd)
 		go c.abort()
 	}
-	return spawn(pl, p.child.encodeNamespaces(), tl)
+	return spawn(pl, &p.child, tl)
 }
 
 // adopt takes over the preforked child.
 func adopt(sock, pid, pidfd int) *child {
+	sup := newSupervisor(pidfd, true)
 	exited := make(chan unix.WaitStatus, 1)
 	go func() { exited <- waitExit(pid, pidfd) }()
 	conn, err := newSyncConn(sock)
 	if err != nil {
 		unix.Close(sock)
-		unix.Kill(pid, unix.SIGKILL) // not reaped yet: the pid is still the child's
+		sup.kill()
 		conn = nil
 	}
-	c := &child{conn: conn, sup: &supervisor{stage0: pid, pidfd: -1}, exited: exited, events: make(chan childEvent, 4)}
+	c := &child{conn: conn, sup: sup, exited: exited, events: make(chan childEvent, 4)}
 	c.listen()
 	return c
 }
 
 // spawn re-executes this binary as stage 0 and hands it the first frame.
-func spawn(pl *plumbing, first []byte, tl *timeline) (*child, error) {
+func spawn(pl *plumbing, cs *childSpec, tl *timeline) (*child, error) {
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("create socket pair: %w", err)
@@ -124,15 +125,16 @@ func spawn(pl *plumbing, first []byte, tl *timeline) (*child, error) {
 		unix.Close(pair[1])
 		return nil, fmt.Errorf("sync socket: %w", err)
 	}
-	stage0, exited, err := startChild(pl, pair[1])
+	stage0fd, exited, err := startChild(pl, pair[1])
 	unix.Close(pair[1])
 	if err != nil {
 		conn.close()
 		return nil, &UnavailableError{Layer: "process creation", Reason: err.Error(), Err: err}
 	}
 	tl.mark("child spawned")
-	c := &child{conn: conn, sup: &supervisor{stage0: stage0, pidfd: -1}, exited: exited, events: make(chan childEvent, 4)}
-	conn.writeAll(first) // a few bytes: the socket buffer takes them
+	c := &child{conn: conn, sup: newSupervisor(stage0fd, cs.Flags&flagIsolate != 0), exited: exited, events: make(chan childEvent, 4)}
+	unix.Close(stage0fd)
+	conn.writeAll(cs.encodeNamespaces()) // a few bytes: the socket buffer takes them
 	c.listen()
 	return c, nil
 }
@@ -196,6 +198,7 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 		begin    = time.Now()
 		events   = c.events
 		exited   = c.exited
+		done     = ctx.Done()
 	)
 	if spec.Timeout > 0 {
 		t := time.NewTimer(spec.Timeout)
@@ -241,7 +244,8 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 			}
 		case <-c.sup.graceC():
 			c.sup.kill()
-		case <-ctx.Done():
+		case <-done:
+			done = nil // once is enough
 			c.sup.kill()
 		}
 	}
@@ -263,7 +267,8 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	pl.close()
 	tl.mark("output drained")
 
-	res := &Result{Duration: time.Since(begin), Enforced: p.enforced, Warnings: slices.Clone(p.warnings), TimedOut: timedOut, Withheld: p.withheld}
+	res := &Result{Duration: time.Since(begin), Enforced: p.enforced, Warnings: slices.Clone(p.warnings), TimedOut: timedOut,
+		Withheld: p.withheld, Cwd: p.child.Cwd, Workspace: p.workspace}
 	res.Stdout, res.Stderr = pl.captured()
 	switch {
 	case exit != nil && exit.signaled:
@@ -294,13 +299,14 @@ func describeStatus(ws unix.WaitStatus) string {
 	return fmt.Sprintf("exit status %d", ws.ExitStatus())
 }
 
-// startChild re-executes this binary as stage 0. The thread that forks
-// stays locked until stage 0 is reaped: the parent-death signal fires when
-// the forking thread exits, not only when the process does.
+// startChild re-executes this binary as stage 0 and returns a pidfd of it
+// (the caller's to close). The thread that forks stays locked until stage
+// 0 is reaped: the parent-death signal fires when the forking thread exits,
+// not only when the process does.
 func startChild(pl *plumbing, sock int) (int, <-chan unix.WaitStatus, error) {
 	type started struct {
-		pid int
-		err error
+		pidfd int
+		err   error
 	}
 	startc := make(chan started, 1)
 	exited := make(chan unix.WaitStatus, 1)
@@ -317,14 +323,19 @@ func startChild(pl *plumbing, sock int) (int, <-chan unix.WaitStatus, error) {
 			Files: files,
 			Sys:   &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL, PidFD: &pidfd},
 		})
-		startc <- started{pid, err}
 		if err != nil {
+			startc <- started{-1, err}
 			return
 		}
+		dup, derr := unix.FcntlInt(uintptr(pidfd), unix.F_DUPFD_CLOEXEC, 0)
+		if derr != nil {
+			dup = -1
+		}
+		startc <- started{dup, nil}
 		exited <- waitExit(pid, pidfd)
 	}()
 	s := <-startc
-	return s.pid, exited, s.err
+	return s.pidfd, exited, s.err
 }
 
 // waitExit reaps stage 0. With a pidfd the wait parks in the network
@@ -382,15 +393,24 @@ func (i *childSiginfo) status() unix.WaitStatus {
 	return unix.WaitStatus(i.Status)
 }
 
-// supervisor signals the sandbox from the parent.
+// supervisor signals the sandbox from the parent, always through pidfds:
+// a bare pid could have been reaped and reused.
 type supervisor struct {
-	stage0  int
-	pidfd   int // PID 1, once ready
-	grace   time.Duration
-	timer   *time.Timer
-	last    syscall.Signal
-	pending syscall.Signal // arrived before the command was running
-	killed  bool
+	stage0   int // pidfd of stage 0 (a dup, ours to close)
+	pidfd    int // PID 1, once ready
+	isolated bool
+	grace    time.Duration
+	timer    *time.Timer
+	last     syscall.Signal
+	pending  syscall.Signal // arrived before the command was running
+	killed   bool
+}
+
+func newSupervisor(stage0 int, isolated bool) *supervisor {
+	if stage0 >= 0 {
+		stage0, _ = unix.FcntlInt(uintptr(stage0), unix.F_DUPFD_CLOEXEC, 0)
+	}
+	return &supervisor{stage0: stage0, pidfd: -1, isolated: isolated}
 }
 
 // ready: PID 1 is known. A signal that arrived while the sandbox was being
@@ -437,22 +457,38 @@ func (s *supervisor) graceC() <-chan time.Time {
 	return s.timer.C
 }
 
-// kill ends the whole tree: SIGKILL to PID 1 takes its namespace with it.
-// Before PID 1 is known, stage 0 is killed and PID 1 follows through its
-// parent-death signal. Stage 0 is not reaped yet, so its pid is safe.
+// sigKillTree asks a PID 1 without a PID namespace (--best-effort) to kill
+// the command's tree and exit (FB_SIG_KILL_TREE in init_linux.h).
+const sigKillTree = syscall.Signal(40)
+
+// kill ends the whole tree. With a PID namespace, SIGKILL to PID 1 takes
+// the namespace with it. Without one, PID 1 is asked to kill the tree
+// itself, and killed a moment later if it does not. Before PID 1 is known,
+// stage 0 is killed and PID 1 follows through its parent-death signal.
 func (s *supervisor) kill() {
 	s.killed = true
-	if s.pidfd >= 0 {
+	switch {
+	case s.pidfd >= 0 && s.isolated:
 		unix.PidfdSendSignal(s.pidfd, unix.SIGKILL, nil, 0)
-		return
+	case s.pidfd >= 0:
+		unix.PidfdSendSignal(s.pidfd, sigKillTree, nil, 0)
+		if fd, err := unix.FcntlInt(uintptr(s.pidfd), unix.F_DUPFD_CLOEXEC, 0); err == nil {
+			time.AfterFunc(2*time.Second, func() {
+				unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0)
+				unix.Close(fd)
+			})
+		}
+	case s.stage0 >= 0:
+		unix.PidfdSendSignal(s.stage0, unix.SIGKILL, nil, 0)
 	}
-	unix.Kill(s.stage0, unix.SIGKILL)
 }
 
 func (s *supervisor) release() {
-	if s.pidfd >= 0 {
-		unix.Close(s.pidfd)
-		s.pidfd = -1
+	for _, fd := range []*int{&s.pidfd, &s.stage0} {
+		if *fd >= 0 {
+			unix.Close(*fd)
+			*fd = -1
+		}
 	}
 	if s.timer != nil {
 		s.timer.Stop()

@@ -16,12 +16,13 @@ import (
 
 // prepared is one run, decided and ready to launch.
 type prepared struct {
-	argv     []string
-	child    childSpec
-	enforced Enforced
-	warnings []string
-	withheld []string
-	guard    *guard
+	argv      []string
+	workspace string
+	child     childSpec
+	enforced  Enforced
+	warnings  []string
+	withheld  []string
+	guard     *guard
 }
 
 // release undoes what planning did on the host: the placeholders.
@@ -152,8 +153,21 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		}
 	}
 
-	// The host facts are independent of each other: gather them at once.
+	// Refuse a bad workspace before anything touches it (the guard makes
+	// placeholders in its repositories). Secret locations reached through
+	// symlinks are only known below, and checked again there.
 	homes := homeDirs(s)
+	if err := checkWorkspace(ws, homes, secretCandidates(homes)); err != nil {
+		return err
+	}
+	for _, w := range l.Writable {
+		if w != ws {
+			if err := checkWritable(w, homes, secretCandidates(homes)); err != nil {
+				return err
+			}
+		}
+	}
+	// The host facts are independent of each other: gather them at once.
 	var wg sync.WaitGroup
 	var guardErr error
 	wg.Go(func() { facts.Secrets = existingSecrets(homes) })
@@ -209,6 +223,7 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	}
 	p.enforced = enf
 	p.child.Cwd, p.child.Mounts, p.child.Slots = startDir(dir, ws), mounts, slots
+	p.workspace = ws
 	tl.mark("view planned")
 	return nil
 }
@@ -220,10 +235,12 @@ func (p *prepared) unisolated(why string) {
 	p.child.Flags &^= flagIsolate | flagNewNet
 	p.child.Flags |= flagSubreaper
 	p.child.Mounts, p.child.Slots = nil, 0
-	pty := p.enforced.PTY
+	pty, watched := p.enforced.PTY, p.enforced.Watched
 	missing := []string{"namespaces (" + why + ")", "read-only host filesystem", "hidden secrets and sockets",
 		"protected paths", "private /tmp and /dev", "network isolation"}
-	p.enforced = Enforced{PTY: pty, Missing: missing}
+	none := []string{}
+	p.enforced = Enforced{PTY: pty, Missing: missing, Namespaces: none, Writable: none, Hidden: none,
+		Sockets: none, Protected: none, Watched: watched, PrivateDirs: none}
 }
 
 // existingPath returns the absolute path with every symlink resolved.
@@ -318,7 +335,7 @@ func existingSecrets(homes []string) []hostPath {
 		if m, ok := lists[dir]; ok {
 			return m
 		}
-		m := listTypes(dir)
+		m := listDir(dir)
 		lists[dir] = m
 		return m
 	}
@@ -384,24 +401,6 @@ func findUnder(dir, rel string, list func(string) map[string]fs.FileMode) (hostP
 		dir = filepath.Join(dir, part)
 	}
 	return hostPath{}, false
-}
-
-// listTypes returns the names in dir with their types, unsorted, or nil.
-func listTypes(dir string) map[string]fs.FileMode {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	entries, err := f.ReadDir(-1)
-	if err != nil {
-		return nil
-	}
-	m := make(map[string]fs.FileMode, len(entries))
-	for _, e := range entries {
-		m[e.Name()] = e.Type()
-	}
-	return m
 }
 
 func rootEntries() []hostPath {

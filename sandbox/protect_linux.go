@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bufio"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -70,13 +69,13 @@ func protect(workspace string, roots []string) (*guard, error) {
 }
 
 func (g *guard) root(r string, atWorkspace bool) error {
-	names := listNames(r) // one listing instead of a lstat per name
+	names := listDir(r) // one listing instead of a lookup per name
 	if err := g.gitEntry(filepath.Join(r, ".git"), r, atWorkspace); err != nil {
 		return err
 	}
 	for _, name := range append(slices.Clone(protectedFiles), protectedDirs...) {
 		p := filepath.Join(r, name)
-		if names != nil && !names[name] {
+		if _, ok := names[name]; names != nil && !ok {
 			if atWorkspace {
 				g.watched = append(g.watched, watch{path: p})
 			}
@@ -118,18 +117,19 @@ func (g *guard) gitEntry(dotgit, worktree string, atWorkspace bool) error {
 		return g.add(dotgit, false)
 	}
 	g.paths = append(g.paths, protectedPath{Path: dotgit, Dir: true, Pin: true, Dev: uint64(st.Dev), Ino: st.Ino})
-	return g.gitDir(dotgit, worktree, 0)
+	return g.gitDir(dotgit, uint64(st.Dev), st.Ino, worktree, 0)
 }
 
 // gitDir protects what Git executes or follows from a Git directory: hooks,
-// config, and commondir, which would point Git at another directory's
-// config. A missing hooks directory or commondir is held by a placeholder,
-// because a background git (an editor's `git status`) may act on them
-// while the run is still going.
-func (g *guard) gitDir(dir, worktree string, level int) error {
+// config, commondir (which would point Git at another directory's config)
+// and the same files of its linked worktrees. A missing hooks directory or
+// commondir is held by a placeholder, because a background git (an
+// editor's `git status`) may act on them while the run is still going.
+// dev and ino, when set, are the directory's identity as inspected.
+func (g *guard) gitDir(dir string, dev, ino uint64, worktree string, level int) error {
 	for _, name := range []string{"hooks", "commondir"} {
 		p := filepath.Join(dir, name)
-		h, err := holdPlaceholder(p, name == "hooks")
+		h, err := holdPlaceholder(dir, dev, ino, name, name == "hooks")
 		switch {
 		case err == nil:
 			g.held = append(g.held, h)
@@ -152,13 +152,23 @@ func (g *guard) gitDir(dir, worktree string, level int) error {
 			return err
 		}
 	}
+	// A linked worktree's commondir and gitdir decide which repository
+	// (and config) Git uses there.
+	for name, mode := range listDir(filepath.Join(dir, "worktrees")) {
+		if mode.IsDir() {
+			for _, f := range []string{"commondir", "gitdir", "config.worktree"} {
+				if err := g.add(filepath.Join(dir, "worktrees", name, f), false); err != nil {
+					return err
+				}
+			}
+		}
+	}
 	if level >= 3 {
 		return nil
 	}
-	mods, _ := os.ReadDir(filepath.Join(dir, "modules"))
-	for _, m := range mods {
-		if m.Type()&fs.ModeDir != 0 { // not a symlink
-			if err := g.gitDir(filepath.Join(dir, "modules", m.Name()), "", level+1); err != nil {
+	for name, mode := range listDir(filepath.Join(dir, "modules")) {
+		if mode.IsDir() { // not a symlink
+			if err := g.gitDir(filepath.Join(dir, "modules", name), 0, 0, "", level+1); err != nil {
 				return err
 			}
 		}
@@ -218,12 +228,7 @@ func (g *guard) scan(r string) error {
 			return nil
 		}
 		g.budget--
-		entries, err := readDirUnsorted(d.path)
-		if err != nil {
-			continue
-		}
-		for _, e := range entries {
-			name := e.Name()
+		for name, mode := range listDir(d.path) {
 			full := filepath.Join(d.path, name)
 			if name == ".git" {
 				if d.depth > 0 {
@@ -233,7 +238,7 @@ func (g *guard) scan(r string) error {
 				}
 				continue
 			}
-			if e.Type()&fs.ModeDir != 0 && d.depth < scanMaxDepth && !slices.Contains(scanSkip, name) && !slices.Contains(g.roots, full) {
+			if mode.IsDir() && d.depth < scanMaxDepth && !slices.Contains(scanSkip, name) && !slices.Contains(g.roots, full) {
 				queue = append(queue, dir{full, d.depth + 1})
 			}
 		}
@@ -311,31 +316,4 @@ func hooksPath(config, worktree string) string {
 		return ""
 	}
 	return filepath.Join(worktree, value)
-}
-
-// listNames returns the names in dir, or nil when it cannot be listed.
-func listNames(dir string) map[string]bool {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	names, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil
-	}
-	m := make(map[string]bool, len(names))
-	for _, n := range names {
-		m[n] = true
-	}
-	return m
-}
-
-func readDirUnsorted(dir string) ([]fs.DirEntry, error) {
-	f, err := os.Open(dir)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return f.ReadDir(-1)
 }

@@ -286,3 +286,32 @@ func TestHostSocketsRelative(t *testing.T) {
 		t.Errorf("hostSockets = %q, lost %q; want %q", got, lost, want)
 	}
 }
+
+// A socket seen through a bind mount of its directory has a second path;
+// both must be covered. A hard link stands in for the bind mount here: the
+// same inode at the alias path.
+func TestSocketAliases(t *testing.T) {
+	dir := t.TempDir()
+	real, alias := filepath.Join(dir, "real"), filepath.Join(dir, "alias")
+	os.MkdirAll(real, 0o755)
+	os.MkdirAll(alias, 0o755)
+	l, err := net.Listen("unix", filepath.Join(real, "s.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if err := os.Link(filepath.Join(real, "s.sock"), filepath.Join(alias, "s.sock")); err != nil {
+		t.Fatal(err)
+	}
+	mounts := parseMountinfo(strings.NewReader(
+		"22 1 8:1 / / rw - ext4 /dev/vda rw\n" +
+			"40 22 8:1 " + strings.ReplaceAll(real, " ", "\\040") + " " + alias + " rw - ext4 /dev/vda rw\n" +
+			"41 22 0:5 / " + alias + "/other rw - tmpfs tmpfs rw\n"))
+	got := socketAliases([]string{filepath.Join(real, "s.sock")}, mounts)
+	if want := []string{filepath.Join(alias, "s.sock")}; !slices.Equal(got, want) {
+		t.Errorf("socketAliases = %q; want %q", got, want)
+	}
+	if u := unescapeMount(`/a\040b\134c`); u != `/a b\c` {
+		t.Errorf("unescapeMount = %q", u)
+	}
+}

@@ -1,7 +1,9 @@
 package sandbox
 
 import (
-	"bytes"
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"os"
@@ -12,25 +14,25 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// afterRun moves aside what the run planted at watched names. It runs when
-// every process of the sandbox is dead, with the caller's full rights, on
-// paths the command controlled: so it never follows a symlink. Each step
-// opens a directory relative to the last with RESOLVE_NO_SYMLINKS, and only
-// renames entries inside directories opened that way.
+// afterRun moves aside what the run planted at watched names. It runs once
+// the run's process tree is dead, with the caller's full rights, on paths a
+// command controlled (this run's, or a concurrent one's): so it never
+// follows a symlink. Each step opens a directory relative to the last
+// without following symlinks, and only renames entries inside directories
+// opened that way.
 func (g *guard) afterRun(now time.Time) ([]Quarantined, []string) {
-	q := quarantine{suffix: fmt.Sprintf(".quarantined-by-forgebox-%d", now.Unix())}
+	q := quarantine{stamp: now.Unix()}
 	parents := map[string]int{}
-	names := map[string]map[string]bool{}
 	for _, w := range g.watched {
 		dir := filepath.Dir(w.path)
 		fd, ok := parents[dir]
 		if !ok {
 			// The workspace cannot have been replaced: it is a mount
-			// point inside. One listing rules out the names still missing.
+			// point inside.
 			fd, _ = openDir(unix.AT_FDCWD, dir)
-			parents[dir], names[dir] = fd, listFD(fd)
+			parents[dir] = fd
 		}
-		if fd >= 0 && (names[dir] == nil || names[dir][filepath.Base(w.path)]) {
+		if fd >= 0 {
 			q.check(fd, dir, w)
 		}
 	}
@@ -40,13 +42,13 @@ func (g *guard) afterRun(now time.Time) ([]Quarantined, []string) {
 		}
 	}
 	for _, m := range q.moved {
-		q.warnings = append(q.warnings, fmt.Sprintf("the command created the protected path %s; it was moved to %s", m.Path, m.MovedTo))
+		q.warnings = append(q.warnings, fmt.Sprintf("the command created the protected path %s (%s); it was moved to %s", m.Path, m.Why, m.MovedTo))
 	}
 	return q.moved, q.warnings
 }
 
 type quarantine struct {
-	suffix   string
+	stamp    int64
 	moved    []Quarantined
 	warnings []string
 }
@@ -63,29 +65,31 @@ func (q *quarantine) check(dirfd int, dir string, w watch) {
 		buf := make([]byte, unix.PathMax)
 		n, err := unix.Readlinkat(dirfd, name, buf)
 		if err != nil || string(buf[:n]) != w.link {
-			q.move(dirfd, dir, name) // the symlink was replaced
+			q.move(dirfd, dir, name, "it replaced a protected symlink")
 		}
 		return
 	}
 	if !w.newGit || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-		q.move(dirfd, dir, name)
+		q.move(dirfd, dir, name, "it was missing when the run started")
 		return
 	}
 	// A repository made during the run keeps its objects and history, but
 	// not what Git would execute or follow.
 	gitfd, err := openDir(dirfd, name)
 	if err != nil {
-		q.move(dirfd, dir, name)
+		q.move(dirfd, dir, name, "not a plain directory")
 		return
 	}
 	defer unix.Close(gitfd)
 	gitdir := filepath.Join(dir, name)
 	q.hooks(gitfd, gitdir)
-	if unix.Fstatat(gitfd, "commondir", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
-		q.move(gitfd, gitdir, "commondir")
+	for _, f := range []string{"commondir", "config.worktree"} {
+		if unix.Fstatat(gitfd, f, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+			q.move(gitfd, gitdir, f, "a new repository may not redirect Git")
+		}
 	}
-	if executingConfig(gitfd) {
-		q.move(gitfd, gitdir, "config")
+	if why := configRisk(gitfd); why != "" {
+		q.move(gitfd, gitdir, "config", why)
 	}
 }
 
@@ -97,82 +101,99 @@ func (q *quarantine) hooks(gitfd int, gitdir string) {
 	}
 	hooksfd, err := openDir(gitfd, "hooks")
 	if err != nil {
-		q.move(gitfd, gitdir, "hooks") // a symlink, or not a directory
+		q.move(gitfd, gitdir, "hooks", "a symlink, or not a directory")
 		return
 	}
 	defer unix.Close(hooksfd)
-	for n := range listFD(hooksfd) {
+	for n := range listDirFD(hooksfd) {
 		if !strings.HasSuffix(n, ".sample") {
-			q.move(hooksfd, filepath.Join(gitdir, "hooks"), n)
+			q.move(hooksfd, filepath.Join(gitdir, "hooks"), n, "a hook of a repository made during the run")
 		}
 	}
 }
 
-func (q *quarantine) move(dirfd int, dir, name string) {
-	to := name + q.suffix
+// move renames name aside in its own directory, under a name the command
+// could not have guessed and taken first.
+func (q *quarantine) move(dirfd int, dir, name, why string) {
 	from := filepath.Join(dir, name)
-	if err := unix.Renameat2(dirfd, name, dirfd, to, unix.RENAME_NOREPLACE); err != nil {
-		q.warnings = append(q.warnings, fmt.Sprintf("the command created the protected path %s and it could not be moved aside: %v", from, err))
-		return
+	var err error
+	for attempt := 0; attempt < 4; attempt++ {
+		var r [6]byte
+		rand.Read(r[:])
+		to := fmt.Sprintf("%s.quarantined-by-forgebox-%d-%s", name, q.stamp, hex.EncodeToString(r[:]))
+		if err = unix.Renameat2(dirfd, name, dirfd, to, unix.RENAME_NOREPLACE); err == nil {
+			q.moved = append(q.moved, Quarantined{Path: from, MovedTo: filepath.Join(dir, to), Why: why})
+			return
+		}
+		if err != unix.EEXIST {
+			break
+		}
 	}
-	q.moved = append(q.moved, Quarantined{Path: from, MovedTo: filepath.Join(dir, to)})
+	q.warnings = append(q.warnings, fmt.Sprintf("the command created the protected path %s (%s) and it could NOT be moved aside: %v; remove it before using tools in this directory", from, why, err))
 }
 
-// openDir opens name relative to dirfd as a directory, refusing symlinks
-// anywhere on the way.
-func openDir(dirfd int, name string) (int, error) {
-	return unix.Openat2(dirfd, name, &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_DIRECTORY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+// safeConfig lists the Git config keys a repository created during the run
+// may keep: what `git init`, `git clone` and everyday commands write. Any
+// other key (they include commands Git runs — core.fsmonitor, filters,
+// merge drivers, aliases, remote.*.uploadpack — and files it reads) moves
+// the config aside. Keys are section[.subsection].name; "*" matches any
+// subsection.
+var safeConfig = map[string]bool{
+	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true, "core.logallrefupdates": true,
+	"core.ignorecase": true, "core.precomposeunicode": true, "core.symlinks": true, "core.autocrlf": true,
+	"core.eol": true, "core.safecrlf": true, "core.quotepath": true, "core.longpaths": true,
+	"user.name": true, "user.email": true, "init.defaultbranch": true,
+	"extensions.objectformat": true,
+	"branch.*.remote":         true, "branch.*.merge": true, "branch.*.rebase": true, "branch.*.pushremote": true,
+	"branch.*.description": true,
+	"remote.*.url":         true, "remote.*.pushurl": true, "remote.*.fetch": true, "remote.*.push": true,
+	"remote.*.tagopt": true, "remote.*.prune": true, "remote.*.mirror": true,
+	"pull.rebase": true, "pull.ff": true, "push.default": true, "push.autosetupremote": true, "fetch.prune": true,
+	"merge.ff": true, "merge.conflictstyle": true, "color.ui": true,
 }
 
-// executingKeys are Git config keys (or key parts) that name a command Git
-// runs, or another config file it reads.
-var executingKeys = []string{"fsmonitor", "hookspath", "sshcommand", "pager", "editor", "askpass", "helper",
-	"external", "textconv", "clean", "smudge", "process", "program", "packobjectshook", "include", "command"}
-
-// executingConfig reports whether a new repository's config would make Git
-// run a command of the config's choosing.
-func executingConfig(gitfd int) bool {
-	fd, err := unix.Openat2(gitfd, "config", &unix.OpenHow{
-		Flags:   unix.O_RDONLY | unix.O_NOFOLLOW | unix.O_CLOEXEC,
-		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS,
-	})
+// configRisk reads a new repository's config and says why it must go, or
+// returns "" when every key in it is safe.
+func configRisk(gitfd int) string {
+	fd, err := openNoFollow(gitfd, "config", unix.O_RDONLY)
+	if err == unix.ENOENT {
+		return ""
+	}
 	if err != nil {
-		return err != unix.ENOENT // a symlink or something odd: move it
+		return "its config is a symlink or unreadable"
 	}
 	f := os.NewFile(uintptr(fd), "config")
 	defer f.Close()
-	b, _ := io.ReadAll(io.LimitReader(f, 1<<20))
-	b = bytes.ToLower(b)
-	for _, k := range executingKeys {
-		if bytes.Contains(b, []byte(k)) {
-			return true
+	section := ""
+	sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "" || line[0] == '#' || line[0] == ';':
+			continue
+		case strings.HasSuffix(line, "\\"):
+			return "its config continues lines, which forgebox does not vet"
+		case line[0] == '[':
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				return "its config is malformed"
+			}
+			name, _, hasSub := strings.Cut(strings.TrimSpace(line[1:end]), " ")
+			section = strings.ToLower(name)
+			if hasSub || strings.Contains(section, ".") {
+				section = strings.SplitN(section, ".", 2)[0] + ".*"
+			}
+			if rest := strings.TrimSpace(line[end+1:]); rest != "" {
+				line = rest // a key on the header's line
+			} else {
+				continue
+			}
+		}
+		key, _, _ := strings.Cut(line, "=")
+		full := section + "." + strings.ToLower(strings.TrimSpace(key))
+		if !safeConfig[full] {
+			return "its config sets " + full
 		}
 	}
-	return bytes.Contains(b, []byte("= !")) || bytes.Contains(b, []byte("=!"))
-}
-
-// listFD lists the directory open at fd (without consuming fd), or returns
-// nil.
-func listFD(fd int) map[string]bool {
-	if fd < 0 {
-		return nil
-	}
-	d, err := unix.Openat(fd, ".", unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil
-	}
-	f := os.NewFile(uintptr(d), ".")
-	defer f.Close()
-	list, err := f.Readdirnames(-1)
-	if err != nil {
-		return nil
-	}
-	m := make(map[string]bool, len(list))
-	for _, n := range list {
-		m[n] = true
-	}
-	return m
+	return ""
 }

@@ -4,6 +4,8 @@ import "time"
 
 // Result is how a run ended.
 type Result struct {
+	// Cwd is where the command started; Workspace the resolved workspace.
+	Cwd, Workspace string
 	// ExitCode is the command's status, 128+N when signal N killed it, 124
 	// on timeout.
 	ExitCode int
@@ -34,6 +36,7 @@ type Result struct {
 type Quarantined struct {
 	Path    string `json:"path"`
 	MovedTo string `json:"moved_to"`
+	Why     string `json:"why"`
 }
 
 // Phase is one step of a run and when it ended, relative to the start.

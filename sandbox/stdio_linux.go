@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/creack/pty"
+	"golang.org/x/sys/unix"
 	"golang.org/x/term"
 )
 
@@ -36,6 +37,9 @@ type plumbing struct {
 func newPlumbing(s Streams) (*plumbing, error) {
 	if s.MaxOutput <= 0 && s.Capture {
 		s.MaxOutput = DefaultMaxOutput
+	}
+	if err := checkStreams(s); err != nil {
+		return nil, err
 	}
 	p := &plumbing{s: s, pty: s.PTY, stop: make(chan struct{})}
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
@@ -253,4 +257,28 @@ func dupFile(f *os.File) (*os.File, error) {
 	}
 	syscall.CloseOnExec(fd)
 	return os.NewFile(uintptr(fd), f.Name()), nil
+}
+
+// checkStreams refuses standard streams that would reach around the view:
+// a directory handed over as stdin or stdout is a handle on a host
+// directory (/proc/self/fd/0/x writes into it), and an O_PATH descriptor is
+// no stream at all.
+func checkStreams(s Streams) error {
+	for _, f := range []struct {
+		name string
+		file *os.File
+	}{{"stdin", s.Stdin}, {"stdout", s.Stdout}, {"stderr", s.Stderr}} {
+		if f.file == nil || (f.name == "stdin" && s.NoStdin) {
+			continue
+		}
+		fd := int(f.file.Fd())
+		var st unix.Stat_t
+		if unix.Fstat(fd, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			return invalidf("%s is a directory; give the command a file, a pipe or a terminal", f.name)
+		}
+		if fl, err := unix.FcntlInt(uintptr(fd), unix.F_GETFL, 0); err == nil && fl&unix.O_PATH != 0 {
+			return invalidf("%s is an O_PATH descriptor, not a stream", f.name)
+		}
+	}
+	return nil
 }

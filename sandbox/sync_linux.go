@@ -118,7 +118,6 @@ func (c *syncConn) close() {
 // childEvent is one message from the child.
 type childEvent struct {
 	typ    byte
-	cmdPID int
 	pidfd  int
 	master *os.File
 	setup  *SetupError
@@ -143,7 +142,7 @@ func decodeEvent(c *syncConn, typ byte, p []byte) childEvent {
 		if len(p) < 12 {
 			return bad()
 		}
-		ev.cmdPID = int(binary.LittleEndian.Uint32(p))
+		// p[0:4] is the command's pid in its namespace, for --trace only
 		have := binary.LittleEndian.Uint32(p[4:])
 		marks := int(binary.LittleEndian.Uint32(p[8:]))
 		for q := p[12:]; marks > 0; marks-- {

@@ -65,23 +65,33 @@ func commandArgv(s Spec) (argv []string, alt string, err error) {
 // or dangerous to write: the root, a home directory or what contains one, a
 // system directory, or a place inside a hidden secret location.
 func checkWorkspace(ws string, homes, secrets []string) error {
-	advice := "choose a project directory with --workspace (for example ~/src/myproject)"
+	return checkWritableRoot(ws, "workspace", "choose a project directory with --workspace (for example ~/src/myproject)", homes, secrets)
+}
+
+// checkWritable applies the same refusals to an extra --rw path: a home
+// directory made writable would let the command plant what runs at the
+// next login (~/.bashrc, ~/.config/systemd/user, ~/.local/bin).
+func checkWritable(p string, homes, secrets []string) error {
+	return checkWritableRoot(p, "--rw", "grant the specific directories the command must write (for example ~/.cache/go-build)", homes, secrets)
+}
+
+func checkWritableRoot(ws, what, advice string, homes, secrets []string) error {
 	if slices.Contains(systemDirs, ws) {
-		return invalidf("refusing workspace %s: it is a system directory; %s", ws, advice)
+		return invalidf("refusing %s %s: it is a system directory; %s", what, ws, advice)
 	}
 	for _, t := range systemTrees {
 		if beneath(ws, t) {
-			return invalidf("refusing workspace %s: it is inside the system directory %s; %s", ws, t, advice)
+			return invalidf("refusing %s %s: it is inside the system directory %s; %s", what, ws, t, advice)
 		}
 	}
 	for _, h := range homes {
 		if within(h, ws) {
-			return invalidf("refusing workspace %s: it is (or contains) the home directory %s; %s", ws, h, advice)
+			return invalidf("refusing %s %s: it is (or contains) the home directory %s; %s", what, ws, h, advice)
 		}
 	}
 	for _, s := range secrets {
 		if within(ws, s) {
-			return invalidf("refusing workspace %s: it is inside %s, which forgebox hides as a secret location; %s", ws, s, advice)
+			return invalidf("refusing %s %s: it is inside %s, which forgebox hides as a secret location; %s", what, ws, s, advice)
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"strings"
 )
 
 // layout is the run's filesystem intent, with canonical absolute paths.
@@ -152,7 +153,7 @@ func buildView(l layout, f hostFacts) ([]viewItem, Enforced, error) {
 		if d := depth(a.Path) - depth(b.Path); d != 0 {
 			return d
 		}
-		return compareStrings(a.Path, b.Path)
+		return strings.Compare(a.Path, b.Path)
 	})
 	for _, s := range []*[]string{&enf.Hidden, &enf.Sockets, &enf.Protected, &enf.PrivateDirs} {
 		slices.Sort(*s)
@@ -165,16 +166,6 @@ func buildView(l layout, f hostFacts) ([]viewItem, Enforced, error) {
 	}
 	enf.Profile, enf.Network, enf.ReadOnlyRoot = l.Profile, l.Network, true
 	return out, enf, nil
-}
-
-func compareStrings(a, b string) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // secretLocations are credential stores under a home directory.

@@ -276,6 +276,60 @@ static int mount_private(struct fb_err *e)
 	return 0;
 }
 
+/* hide covers a path with a read-only clone of an empty directory or file.
+ * A path that is gone, or that even this process cannot reach (another
+ * user's private directory, for a root caller), needs no cover: the
+ * command could not reach it either. */
+static int hide(const char *target, int dir, struct fb_err *e)
+{
+	int t = open_path(target, 0, 0, "hide", e), tree, r;
+
+	if (t < 0)
+		return (e->err == ENOENT || e->err == EACCES) ? 0 : -1;
+	close(t);
+	if ((tree = clone_tree(dir ? FB_STAGE_DIR : FB_STAGE_FILE, 0, 0, 0, e)) < 0)
+		return -1;
+	r = attach(tree, target, FB_MOUNT_ATTR_RDONLY | FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, 0,
+		   0, 0, 0, e);
+	close(tree);
+	if (r < 0 && (e->err == ENOENT || e->err == EACCES))
+		return 0;
+	return r;
+}
+
+/* protect_proc makes read-only, or hides, the parts of the fresh /proc that
+ * act on the whole machine rather than on the PID namespace. For a root
+ * caller the command is host uid 0, and these files check the uid, not
+ * capabilities: /proc/sys/kernel/core_pattern written from inside would run
+ * a program of the command's choosing as host root. */
+static int protect_proc(struct fb_err *e)
+{
+	static const char *const readonly[] = {"/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus", "/proc/fs",
+					       "/proc/asound"};
+	static const char *const masked[] = {"/proc/kcore", "/proc/keys", "/proc/key-users", "/proc/timer_list",
+					     "/proc/sched_debug", "/proc/latency_stats", "/proc/timer_stats", "/proc/acpi",
+					     "/proc/scsi"};
+	for (size_t i = 0; i < sizeof readonly / sizeof readonly[0]; i++) {
+		struct stat st;
+		int t, r;
+		if (lstat(readonly[i], &st) < 0)
+			continue; /* not in this kernel */
+		if ((t = clone_tree(readonly[i], 0, 0, 1, e)) < 0)
+			return -1;
+		r = attach(t, readonly[i], FB_MOUNT_ATTR_RDONLY | FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC,
+			   0, 1, 0, 0, e);
+		close(t);
+		if (r < 0)
+			return -1;
+	}
+	for (size_t i = 0; i < sizeof masked / sizeof masked[0]; i++) {
+		struct stat st;
+		if (lstat(masked[i], &st) == 0 && hide(masked[i], S_ISDIR(st.st_mode), e) < 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* build_base_view makes the part of the view every run has, before the
  * parent says what to run: the host tree read-only, a fresh /proc, a minimal
  * /dev with its own devpts and /dev/shm, private /tmp, /var/tmp and /run,
@@ -335,7 +389,7 @@ int build_base_view(struct fb_err *e)
 	    make_entry(FB_STAGE, 0755, 1, NULL, e) < 0 ||
 	    mount_tmpfs(FB_STAGE, 0755, FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, e) < 0 ||
 	    make_entry(FB_STAGE_DIR, 0555, 1, NULL, e) < 0 ||
-	    make_entry(FB_STAGE_FILE, 0444, 0, NULL, e) < 0 || mount_private(e) < 0)
+	    make_entry(FB_STAGE_FILE, 0444, 0, NULL, e) < 0 || protect_proc(e) < 0 || mount_private(e) < 0)
 		goto out;
 	r = 0;
 out:
@@ -343,27 +397,6 @@ out:
 		if (dev[i] >= 0)
 			close(dev[i]);
 	umask(old);
-	return r;
-}
-
-/* hide covers a path with a read-only clone of an empty directory or file.
- * A path that is gone, or that even this process cannot reach (another
- * user's private directory, for a root caller), needs no cover: the
- * command could not reach it either. */
-static int hide(const char *target, int dir, struct fb_err *e)
-{
-	int t = open_path(target, 0, 0, "hide", e), tree, r;
-
-	if (t < 0)
-		return (e->err == ENOENT || e->err == EACCES) ? 0 : -1;
-	close(t);
-	if ((tree = clone_tree(dir ? FB_STAGE_DIR : FB_STAGE_FILE, 0, 0, 0, e)) < 0)
-		return -1;
-	r = attach(tree, target, FB_MOUNT_ATTR_RDONLY | FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, 0,
-		   0, 0, 0, e);
-	close(tree);
-	if (r < 0 && (e->err == ENOENT || e->err == EACCES))
-		return 0;
 	return r;
 }
 
@@ -395,8 +428,6 @@ static int apply_op(const struct fb_mount *m, int *slot, struct fb_err *e)
 		return make_entry(m->a, 0, 0, m->b, e);
 	case FB_OP_HIDE:
 		return hide(m->a, dir, e);
-	case FB_OP_REMOVE:
-		return remove_entry(m->a, dir, e);
 	}
 	return fb_fail(e, "mounts", EPROTO, "unknown mount op %u", m->op);
 }

@@ -68,7 +68,6 @@ const (
 	opMkfile  = 8  // create empty file A with Mode (inside a tmpfs of ours)
 	opSymlink = 9  // symlink A -> B
 	opHide    = 10 // cover A with a read-only empty dir (flagDir) or file
-	opRemove  = 11 // remove A (rmdir with flagDir)
 )
 
 // Mount op flags.
@@ -98,7 +97,7 @@ type mountOp struct {
 
 func (o mountOp) String() string {
 	name := map[uint8]string{opClone: "clone", opAttach: "attach", opSetattr: "setattr", opTmpfs: "tmpfs",
-		opMkdir: "mkdir", opMkfile: "mkfile", opSymlink: "symlink", opHide: "hide", opRemove: "remove"}[o.Op]
+		opMkdir: "mkdir", opMkfile: "mkfile", opSymlink: "symlink", opHide: "hide"}[o.Op]
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-7s %s", name, o.A)
 	if o.B != "" {

@@ -322,6 +322,8 @@ int read_view(struct fb_spec *s, struct fb_err *e)
 		return fb_fail(e, "spec", EPROTO, "the view came with %d standard streams, not 3", nfds);
 	if (s->argc == 0 || s->cwd == NULL || s->path == NULL)
 		return fb_fail(e, "spec", EPROTO, "spec lacks argv, cwd or PATH");
+	if (s->slots > s->nmounts)
+		return fb_fail(e, "spec", EPROTO, "%u slots for %zu mount ops", s->slots, s->nmounts);
 	for (size_t i = 0; i < s->nmounts; i++)
 		if ((s->mounts[i].op == FB_OP_CLONE || s->mounts[i].op == FB_OP_ATTACH) && s->mounts[i].slot >= s->slots)
 			return fb_fail(e, "spec", EPROTO, "mount op %zu uses slot %u of %u", i, s->mounts[i].slot, s->slots);

@@ -10,7 +10,7 @@ func TestWireConstantsMatchC(t *testing.T) {
 	goSide := []int{msgSpec, msgReady, msgError, msgExit, msgView, tagFlags, tagUIDOut, tagGIDOut, tagUIDIn, tagGIDIn,
 		tagArg, tagEnv, tagCwd, tagPath, tagMount, tagWinsize, tagAltArg0, tagSlots, tagRunFlags,
 		flagNewNet, flagIsolate, flagSubreaper, runFlagPTY,
-		opClone, opAttach, opSetattr, opTmpfs, opMkdir, opMkfile, opSymlink, opHide, opRemove,
+		opClone, opAttach, opSetattr, opTmpfs, opMkdir, opMkfile, opSymlink, opHide,
 		opFlagRecursive, opFlagDir, syncFD, maxFrame, 48}
 	for i, want := range goSide {
 		if got := wireConstantC(i); got != want {

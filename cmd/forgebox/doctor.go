@@ -27,7 +27,7 @@ func (e env) doctor(args []string) int {
 	r := sandbox.Diagnose(context.Background())
 	fixes := map[string]string{}
 	for _, c := range r.Checks {
-		if !c.OK {
+		if !c.OK && c.Required {
 			fixes[c.Name] = fixFor(c, r)
 		}
 	}
@@ -41,11 +41,16 @@ func (e env) doctor(args []string) int {
 		}
 		fmt.Fprintln(w)
 		for _, c := range r.Checks {
-			mark := "ok     "
-			if !c.OK {
+			mark, note := "ok     ", ""
+			switch {
+			case !c.OK && c.Required:
 				mark = "MISSING"
+			case !c.OK:
+				mark, note = "absent ", " (not used by this version)"
+			case !c.Required:
+				note = " (not used by this version)"
 			}
-			fmt.Fprintf(w, "  %s %-16s %s\n", mark, c.Name, c.Detail)
+			fmt.Fprintf(w, "  %s %-16s %s%s\n", mark, c.Name, c.Detail, note)
 			if fix := fixes[c.Name]; fix != "" {
 				fmt.Fprintf(w, "          fix: %s\n", fix)
 			}

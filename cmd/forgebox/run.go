@@ -115,7 +115,7 @@ func (e env) run(args []string) int {
 	}
 	if f.jsonOut {
 		out := agent.FromResult(res)
-		out.Argv, out.Command, out.Cwd, out.Workspace = f.argvOrNil(argv), f.command, spec.Dir, spec.Workspace
+		out.Argv, out.Command, out.Cwd, out.Workspace = f.argvOrNil(argv), f.command, res.Cwd, res.Workspace
 		if f.trace {
 			out.Timeline = res.Timeline
 		}
