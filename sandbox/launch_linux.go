@@ -186,57 +186,97 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	writeErr := c.conn.writeWithFDs(view, []int{int(pl.child[0].Fd()), int(pl.child[1].Fd()), int(pl.child[2].Fd())})
 	tl.mark("view sent")
 
+	begin := time.Now()
+	e := c.supervise(ctx, spec.Timeout, pl, tl)
+	if err := e.failure(p.argv[0], writeErr, c.sup.killed); err != nil {
+		return nil, err
+	}
+	pl.started(nil) // if the run was cut short before the command ran
+	flushErr := pl.wait()
+	pl.close()
+	tl.mark("output drained")
+
+	res := &Result{Duration: time.Since(begin), Enforced: p.enforced, Warnings: slices.Clone(p.warnings), TimedOut: e.timedOut,
+		Withheld: p.withheld, Cwd: p.child.Cwd, Workspace: p.workspace}
+	res.Stdout, res.Stderr = pl.captured()
+	switch {
+	case e.exit != nil && e.exit.signaled:
+		res.ExitCode, res.Signal = 128+e.exit.code, unix.SignalName(syscall.Signal(e.exit.code))
+		res.Usage = e.exit.usage
+	case e.exit != nil:
+		res.ExitCode = e.exit.code
+		res.Usage = e.exit.usage
+	case c.sup.killed || e.timedOut:
+		// PID 1 was killed before it could report: the whole tree went.
+		res.ExitCode, res.Signal = 128+int(unix.SIGKILL), "SIGKILL"
+	default:
+		return nil, &SetupError{Step: "supervise", Message: fmt.Sprintf("the sandbox init ended unexpectedly (%s)", e.describe())}
+	}
+	if e.timedOut {
+		res.ExitCode = 124
+	}
+	if flushErr != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("writing output: %v", flushErr))
+	}
+	return res, nil
+}
+
+// ending is how a run ended, as the supervisor saw it.
+type ending struct {
+	setup    *SetupError      // the child reported a failed setup step
+	exit     *exitInfo        // PID 1 reported the command's exit
+	status   *unix.WaitStatus // stage 0 was reaped
+	ready    bool             // the command was started
+	timedOut bool
+}
+
+// supervise relays signals, enforces the timeout and the grace period, and
+// waits for the end: PID 1 reports the exit only once every process of the
+// sandbox is dead and the output streams are closed. Without a report, the
+// run ends when stage 0 is reaped and the socket closed.
+func (c *child) supervise(ctx context.Context, limit time.Duration, pl *plumbing, tl *timeline) ending {
 	var (
-		timeout  <-chan time.Time
-		drain    <-chan time.Time
-		setup    *SetupError
-		exit     *exitInfo
-		status   *unix.WaitStatus
-		ready    bool
-		eof      bool
-		timedOut bool
-		begin    = time.Now()
-		events   = c.events
-		exited   = c.exited
-		done     = ctx.Done()
+		e       ending
+		timeout <-chan time.Time
+		drain   <-chan time.Time
+		eof     bool
+		events  = c.events
+		exited  = c.exited
+		done    = ctx.Done()
 	)
-	if spec.Timeout > 0 {
-		t := time.NewTimer(spec.Timeout)
+	if limit > 0 {
+		t := time.NewTimer(limit)
 		defer t.Stop()
 		timeout = t.C
 	}
-	// PID 1 reports the exit only once every process of the sandbox is
-	// dead and the output streams are closed: the report ends the run.
-	// Without one, the run ends when stage 0 is reaped and the socket
-	// closed.
-	for exit == nil && (status == nil || !eof) {
+	for e.exit == nil && (e.status == nil || !eof) {
 		select {
 		case ev := <-events:
 			switch {
 			case ev.err != nil:
 				eof, events = true, nil
 			case ev.typ == msgReady:
-				ready = true
+				e.ready = true
 				c.sup.ready(ev.pidfd)
 				tl.marks = append(tl.marks, ev.marks...)
 				tl.mark("ready received")
 				pl.started(ev.master)
 			case ev.typ == msgError:
-				setup = ev.setup
+				e.setup = ev.setup
 			case ev.typ == msgExit:
-				exit = &ev.exit
+				e.exit = &ev.exit
 				tl.mark("exit reported")
 			}
 		case ws := <-exited:
 			tl.mark("child reaped")
-			status, exited, timeout = &ws, nil, nil
+			e.status, exited, timeout = &ws, nil, nil
 			// PID 1 closes the socket as it dies; a last message may
 			// still be in flight, but never wait long for it.
 			drain = time.After(time.Second)
 		case <-drain:
 			eof = true
 		case <-timeout:
-			timedOut, timeout = true, nil
+			e.timedOut, timeout = true, nil
 			c.sup.terminate(unix.SIGTERM)
 		case sig := <-pl.s.Signals:
 			if s, ok := sig.(syscall.Signal); ok {
@@ -249,47 +289,32 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 			c.sup.kill()
 		}
 	}
+	return e
+}
 
+// failure is the error of a run whose command never ran, or nil.
+func (e ending) failure(program string, writeErr error, killed bool) error {
 	switch {
-	case setup != nil && setup.Step == "exec":
-		return nil, &ExecError{Program: p.argv[0], Errno: setup.Errno}
-	case setup != nil && setup.Step == "namespaces":
-		return nil, &UnavailableError{Layer: "namespaces", Reason: setup.Message, Err: setup}
-	case setup != nil:
-		return nil, setup
-	case !ready && writeErr != nil && !timedOut && !c.sup.killed:
-		return nil, fmt.Errorf("send the command to the sandbox child: %w", writeErr)
-	case !ready && !timedOut && !c.sup.killed:
-		return nil, &SetupError{Step: "start", Message: fmt.Sprintf("the sandbox child ended without reporting (%s)", describeStatus(*status))}
+	case e.setup != nil && e.setup.Step == "exec":
+		return &ExecError{Program: program, Errno: e.setup.Errno}
+	case e.setup != nil && e.setup.Step == "namespaces":
+		return &UnavailableError{Layer: "namespaces", Reason: e.setup.Message, Err: e.setup}
+	case e.setup != nil:
+		return e.setup
+	case !e.ready && writeErr != nil && !e.timedOut && !killed:
+		return fmt.Errorf("send the command to the sandbox child: %w", writeErr)
+	case !e.ready && !e.timedOut && !killed:
+		return &SetupError{Step: "start", Message: fmt.Sprintf("the sandbox child ended without reporting (%s)", e.describe())}
 	}
-	pl.started(nil) // if the run was cut short before the command ran
-	flushErr := pl.wait()
-	pl.close()
-	tl.mark("output drained")
+	return nil
+}
 
-	res := &Result{Duration: time.Since(begin), Enforced: p.enforced, Warnings: slices.Clone(p.warnings), TimedOut: timedOut,
-		Withheld: p.withheld, Cwd: p.child.Cwd, Workspace: p.workspace}
-	res.Stdout, res.Stderr = pl.captured()
-	switch {
-	case exit != nil && exit.signaled:
-		res.ExitCode, res.Signal = 128+exit.code, unix.SignalName(syscall.Signal(exit.code))
-		res.Usage = exit.usage
-	case exit != nil:
-		res.ExitCode = exit.code
-		res.Usage = exit.usage
-	case c.sup.killed || timedOut:
-		// PID 1 was killed before it could report: the whole tree went.
-		res.ExitCode, res.Signal = 128+int(unix.SIGKILL), "SIGKILL"
-	default:
-		return nil, &SetupError{Step: "supervise", Message: fmt.Sprintf("the sandbox init ended unexpectedly (%s)", describeStatus(*status))}
+// describe says how stage 0 ended.
+func (e ending) describe() string {
+	if e.status == nil {
+		return "still running"
 	}
-	if timedOut {
-		res.ExitCode = 124
-	}
-	if flushErr != nil {
-		res.Warnings = append(res.Warnings, fmt.Sprintf("writing output: %v", flushErr))
-	}
-	return res, nil
+	return describeStatus(*e.status)
 }
 
 func describeStatus(ws unix.WaitStatus) string {

@@ -49,20 +49,41 @@ type viewItem struct {
 // them). Then the items are placed, parents before children; a path
 // beneath one of our tmpfs mounts gets its mount point made first.
 func planMounts(items []viewItem) ([]mountOp, uint32, error) {
+	kept, err := placedItems(items)
+	if err != nil {
+		return nil, 0, err
+	}
+	ops, slot, slots := cloneOps(kept)
+	placed, err := placeOps(kept, slot)
+	if err != nil {
+		return nil, 0, err
+	}
+	ops = append(ops, placed...)
+	for _, it := range kept {
+		if it.Kind == kindTmpfs && it.ReadOnlyAfter {
+			ops = append(ops, mountOp{Op: opSetattr, A: it.Path, Set: attrRdonly})
+		}
+	}
+	return ops, slots, nil
+}
+
+// placedItems checks the items, orders them parents first, drops covers
+// that would hide nothing and turns a cover with something re-exposed
+// beneath it into a tmpfs, so that mount points can be made in it.
+func placedItems(items []viewItem) ([]viewItem, error) {
 	for _, it := range items {
 		if !path.IsAbs(it.Path) || path.Clean(it.Path) != it.Path {
-			return nil, 0, fmt.Errorf("plan: path %q is not absolute and clean", it.Path)
+			return nil, fmt.Errorf("plan: path %q is not absolute and clean", it.Path)
 		}
 	}
 	items = slices.Clone(items)
 	slices.SortStableFunc(items, func(a, b viewItem) int { return depth(a.Path) - depth(b.Path) })
 	if i, j, ok := duplicatePath(items); ok {
-		return nil, 0, fmt.Errorf("plan: %s placed twice (kinds %d and %d)", items[i].Path, items[i].Kind, items[j].Kind)
+		return nil, fmt.Errorf("plan: %s placed twice (kinds %d and %d)", items[i].Path, items[i].Kind, items[j].Kind)
 	}
-
-	// A cover inside something that is not host content hides nothing.
 	var kept []viewItem
 	for _, it := range items {
+		// A cover inside something that is not host content hides nothing.
 		if it.Kind == kindCover {
 			if p := enclosing(kept, it.Path); p >= 0 && !hostContent(kept[p].Kind) {
 				continue
@@ -70,8 +91,6 @@ func planMounts(items []viewItem) ([]mountOp, uint32, error) {
 		}
 		kept = append(kept, it)
 	}
-	// A cover with something re-exposed beneath it becomes a tmpfs, so that
-	// mount points can be made in it.
 	for i := range kept {
 		if kept[i].Kind != kindCover || !kept[i].Dir {
 			continue
@@ -84,10 +103,13 @@ func planMounts(items []viewItem) ([]mountOp, uint32, error) {
 			}
 		}
 	}
+	return kept, nil
+}
 
-	var ops []mountOp
-	var slots uint32
-	slot := make([]uint32, len(kept))
+// cloneOps is the first phase: every host path to be bound is cloned into
+// a slot. slot[i] is the slot of kept[i].
+func cloneOps(kept []viewItem) (ops []mountOp, slot []uint32, slots uint32) {
+	slot = make([]uint32, len(kept))
 	for i, it := range kept {
 		if hostContent(it.Kind) {
 			slot[i] = slots
@@ -95,7 +117,13 @@ func planMounts(items []viewItem) ([]mountOp, uint32, error) {
 			slots++
 		}
 	}
+	return ops, slot, slots
+}
 
+// placeOps is the second phase: each item is placed, parents first, with
+// its mount point made first when it lies beneath a tmpfs of the run.
+func placeOps(kept []viewItem, slot []uint32) ([]mountOp, error) {
+	var ops []mountOp
 	made := map[string]bool{}
 	for i, it := range kept {
 		p := enclosing(kept[:i], it.Path)
@@ -109,7 +137,7 @@ func planMounts(items []viewItem) ([]mountOp, uint32, error) {
 		if p >= 0 && !hostContent(kept[p].Kind) {
 			ops = append(ops, mountPoint(kept[p].Path, it, made)...)
 		} else if it.Kind == kindSymlink {
-			return nil, 0, fmt.Errorf("plan: symlink %s is not inside a tmpfs of the run", it.Path)
+			return nil, fmt.Errorf("plan: symlink %s is not inside a tmpfs of the run", it.Path)
 		}
 		switch it.Kind {
 		case kindTmpfs:
@@ -125,15 +153,10 @@ func planMounts(items []viewItem) ([]mountOp, uint32, error) {
 		case kindGrant, kindProtect, kindPin:
 			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Clr: it.Clr, Flags: recursiveIf(it.Dir)})
 		default:
-			return nil, 0, fmt.Errorf("plan: unknown item kind %d at %s", it.Kind, it.Path)
+			return nil, fmt.Errorf("plan: unknown item kind %d at %s", it.Kind, it.Path)
 		}
 	}
-	for _, it := range kept {
-		if it.Kind == kindTmpfs && it.ReadOnlyAfter {
-			ops = append(ops, mountOp{Op: opSetattr, A: it.Path, Set: attrRdonly})
-		}
-	}
-	return ops, slots, nil
+	return ops, nil
 }
 
 // mountPoint creates, inside the tmpfs at base, the directories leading to

@@ -87,125 +87,39 @@ func (s Spec) network() Network {
 }
 
 // planView checks the paths of the spec against the host and computes the
-// filesystem view. It changes nothing on the host.
+// filesystem view. On the host it changes only what the guard needs: the
+// Git placeholders, released with the run.
 func (p *prepared) planView(s Spec, tl *timeline) error {
-	dir := s.Dir
-	var err error
-	if dir == "" {
-		if dir, err = os.Getwd(); err != nil {
-			return invalidf("cannot tell the current directory: %v", err)
-		}
-	}
-	if dir, err = existingPath(dir, "current directory"); err != nil {
+	dir, ws, err := runDirs(s)
+	if err != nil {
 		return err
-	}
-	ws := s.Workspace
-	if ws == "" {
-		ws = dir
-	} else if !filepath.IsAbs(ws) {
-		ws = filepath.Join(dir, ws)
-	}
-	if ws, err = existingPath(ws, "workspace"); err != nil {
-		return err
-	}
-	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
-		return invalidf("workspace %s is not a directory", ws)
-	}
-	if err := unix.Access(ws, unix.R_OK|unix.X_OK); err != nil {
-		return invalidf("workspace %s is not readable: %v", ws, err)
 	}
 	tl.mark("paths checked")
-
-	l := layout{Profile: s.profile(), Network: s.network(), Workspace: ws}
-	facts := hostFacts{Grants: map[string]bool{}}
-	if l.Profile != ProfileReadOnly {
-		l.Writable = append(l.Writable, ws)
-	}
-	for _, list := range []struct {
-		flag  string
-		paths []string
-		dst   *[]string
-	}{{"--rw", s.ReadWrite, &l.Writable}, {"--ro", s.ReadOnly, &l.ReadOnly}} {
-		for _, path := range list.paths {
-			if !filepath.IsAbs(path) {
-				return invalidf("%s %s: the path must be absolute", list.flag, path)
-			}
-			h, err := realPath(path)
-			if err != nil {
-				return invalidf("%s %s: %v", list.flag, path, err)
-			}
-			if h.Path == "/" {
-				return invalidf("cannot grant /: grant the directories the command needs")
-			}
-			if !slices.Contains(*list.dst, h.Path) {
-				*list.dst = append(*list.dst, h.Path)
-			}
-			facts.Grants[h.Path] = h.Dir
-		}
-	}
-	facts.Grants[ws] = true
-	for _, path := range s.Hide {
-		if !filepath.IsAbs(path) {
-			return invalidf("--hide %s: the path must be absolute", path)
-		}
-		if h, ok := resolveExisting(path); ok {
-			l.Hide = append(l.Hide, h)
-		}
-	}
-
-	// Refuse a bad workspace before anything touches it (the guard makes
-	// placeholders in its repositories). Secret locations reached through
-	// symlinks are only known below, and checked again there.
-	homes := homeDirs(s)
-	if err := checkWorkspace(ws, homes, secretCandidates(homes)); err != nil {
+	l, grants, err := runLayout(s, ws)
+	if err != nil {
 		return err
 	}
-	for _, w := range l.Writable {
-		if w != ws {
-			if err := checkWritable(w, homes, secretCandidates(homes)); err != nil {
-				return err
-			}
-		}
+	// Refuse a bad workspace before anything touches it (the guard makes
+	// placeholders in its repositories). Secret locations reached through
+	// symlinks are only known once the facts are in, and checked again.
+	homes := homeDirs(s)
+	if err := checkWritableRoots(l, homes, secretCandidates(homes)); err != nil {
+		return err
 	}
-	// The host facts are independent of each other: gather them at once.
-	var wg sync.WaitGroup
-	var guardErr error
-	wg.Go(func() { facts.Secrets = existingSecrets(homes) })
-	var socketWarnings []string
-	wg.Go(func() { facts.Sockets, socketWarnings = readHostSockets() })
-	if len(l.Writable) > 0 {
-		wg.Go(func() { p.guard, guardErr = protect(ws, l.Writable) })
+	facts, err := p.gatherFacts(l, homes)
+	if err != nil {
+		return err
 	}
-	facts.Dirs = map[string]bool{}
-	for _, d := range []string{"/var/tmp", "/run", "/var/run"} {
-		var st unix.Stat_t
-		facts.Dirs[d] = unix.Lstat(d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
-	}
-	if l.Profile == ProfileStrict {
-		facts.Root = rootEntries()
-	}
-	if l.Network == NetHost {
-		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && (beneath(r, "/run") || beneath(r, "/var/run")) {
-			facts.ResolvConf = r
-		}
-	}
-	wg.Wait()
-	if guardErr != nil {
-		return guardErr
-	}
-	p.warnings = append(p.warnings, socketWarnings...)
+	facts.Grants = grants
 	var secretPaths []string
 	for _, h := range facts.Secrets {
 		secretPaths = append(secretPaths, h.Path)
 	}
-	if err := checkWorkspace(ws, homes, secretPaths); err != nil {
+	if err := checkWritableRoots(l, homes, secretPaths); err != nil {
 		return err
 	}
-	if p.guard != nil {
-		facts.Protected = p.guard.paths
-		p.warnings = append(p.warnings, p.guard.warnings...)
-	}
 	tl.mark("protected paths")
+
 	items, enf, err := buildView(l, facts)
 	if err != nil {
 		return err
@@ -226,6 +140,132 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	p.workspace = ws
 	tl.mark("view planned")
 	return nil
+}
+
+// runDirs resolves the directory the run was asked from and the workspace,
+// which must be an existing, readable directory.
+func runDirs(s Spec) (dir, ws string, err error) {
+	dir = s.Dir
+	if dir == "" {
+		if dir, err = os.Getwd(); err != nil {
+			return "", "", invalidf("cannot tell the current directory: %v", err)
+		}
+	}
+	if dir, err = existingPath(dir, "current directory"); err != nil {
+		return "", "", err
+	}
+	ws = s.Workspace
+	if ws == "" {
+		ws = dir
+	} else if !filepath.IsAbs(ws) {
+		ws = filepath.Join(dir, ws)
+	}
+	if ws, err = existingPath(ws, "workspace"); err != nil {
+		return "", "", err
+	}
+	if st, err := os.Stat(ws); err != nil || !st.IsDir() {
+		return "", "", invalidf("workspace %s is not a directory", ws)
+	}
+	if err := unix.Access(ws, unix.R_OK|unix.X_OK); err != nil {
+		return "", "", invalidf("workspace %s is not readable: %v", ws, err)
+	}
+	return dir, ws, nil
+}
+
+// runLayout resolves the --rw, --ro and --hide paths into the layout, and
+// returns the granted paths (true for directories).
+func runLayout(s Spec, ws string) (layout, map[string]bool, error) {
+	l := layout{Profile: s.profile(), Network: s.network(), Workspace: ws}
+	grants := map[string]bool{}
+	if l.Profile != ProfileReadOnly {
+		l.Writable = append(l.Writable, ws)
+	}
+	for _, list := range []struct {
+		flag  string
+		paths []string
+		dst   *[]string
+	}{{"--rw", s.ReadWrite, &l.Writable}, {"--ro", s.ReadOnly, &l.ReadOnly}} {
+		for _, path := range list.paths {
+			if !filepath.IsAbs(path) {
+				return l, nil, invalidf("%s %s: the path must be absolute", list.flag, path)
+			}
+			h, err := realPath(path)
+			if err != nil {
+				return l, nil, invalidf("%s %s: %v", list.flag, path, err)
+			}
+			if h.Path == "/" {
+				return l, nil, invalidf("cannot grant /: grant the directories the command needs")
+			}
+			if !slices.Contains(*list.dst, h.Path) {
+				*list.dst = append(*list.dst, h.Path)
+			}
+			grants[h.Path] = h.Dir
+		}
+	}
+	grants[ws] = true
+	for _, path := range s.Hide {
+		if !filepath.IsAbs(path) {
+			return l, nil, invalidf("--hide %s: the path must be absolute", path)
+		}
+		if h, ok := resolveExisting(path); ok {
+			l.Hide = append(l.Hide, h)
+		}
+	}
+	return l, grants, nil
+}
+
+// checkWritableRoots refuses a workspace or --rw path that is a system
+// directory, contains a home or lies inside a secret location.
+func checkWritableRoots(l layout, homes, secrets []string) error {
+	if err := checkWorkspace(l.Workspace, homes, secrets); err != nil {
+		return err
+	}
+	for _, w := range l.Writable {
+		if w != l.Workspace {
+			if err := checkWritable(w, homes, secrets); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// gatherFacts reads what the view depends on from the host: secrets,
+// sockets, protected paths (the guard) and a few directories. The facts are
+// independent of each other, so they are gathered at once.
+func (p *prepared) gatherFacts(l layout, homes []string) (hostFacts, error) {
+	var facts hostFacts
+	var wg sync.WaitGroup
+	var guardErr error
+	var socketWarnings []string
+	wg.Go(func() { facts.Secrets = existingSecrets(homes) })
+	wg.Go(func() { facts.Sockets, socketWarnings = readHostSockets() })
+	if len(l.Writable) > 0 {
+		wg.Go(func() { p.guard, guardErr = protect(l.Workspace, l.Writable) })
+	}
+	facts.Dirs = map[string]bool{}
+	for _, d := range []string{"/var/tmp", "/run", "/var/run"} {
+		var st unix.Stat_t
+		facts.Dirs[d] = unix.Lstat(d, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR
+	}
+	if l.Profile == ProfileStrict {
+		facts.Root = rootEntries()
+	}
+	if l.Network == NetHost {
+		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && (beneath(r, "/run") || beneath(r, "/var/run")) {
+			facts.ResolvConf = r
+		}
+	}
+	wg.Wait()
+	if guardErr != nil {
+		return facts, guardErr
+	}
+	p.warnings = append(p.warnings, socketWarnings...)
+	if p.guard != nil {
+		facts.Protected = p.guard.paths
+		p.warnings = append(p.warnings, p.guard.warnings...)
+	}
+	return facts, nil
 }
 
 // unisolated turns a prepared run into one without namespaces, for

@@ -93,7 +93,10 @@ type Streams struct {
 	// Stdin, Stdout and Stderr are the caller's streams. A nil Stdin (or
 	// NoStdin) gives the command /dev/null. Streams that are not terminals
 	// are handed to the command as they are; terminals are never handed
-	// over, their bytes are relayed.
+	// over, their bytes are relayed. The goroutine relaying a terminal
+	// (or, with PTY, any) Stdin is not waited for: it ends at the first
+	// read after the run, so a library caller that keeps using Stdin
+	// loses one read's bytes to it.
 	Stdin, Stdout, Stderr *os.File
 	NoStdin               bool
 	// PTY runs the command on a new pseudo-terminal as its controlling

@@ -57,60 +57,80 @@ func newPlumbing(s Streams) (*plumbing, error) {
 		}
 		return p, nil
 	}
+	if err := p.input(); err != nil {
+		p.close()
+		return nil, err
+	}
+	if err := p.output(1, s.Stdout, &p.out); err != nil {
+		p.close()
+		return nil, err
+	}
+	if err := p.output(2, s.Stderr, &p.errs); err != nil {
+		p.close()
+		return nil, err
+	}
+	return p, nil
+}
 
+// input gives the command its stdin: /dev/null, the caller's file, or for
+// a terminal a pipe fed from it (a terminal is never handed over: the
+// command could push input into it with TIOCSTI).
+func (p *plumbing) input() error {
 	switch {
-	case s.NoStdin || s.Stdin == nil:
-		p.child[0] = null
-	case isTerminal(s.Stdin):
+	case p.s.NoStdin || p.s.Stdin == nil:
+		p.child[0] = p.null
+	case isTerminal(p.s.Stdin):
 		r, w, err := os.Pipe()
 		if err != nil {
-			p.close()
-			return nil, err
+			return err
 		}
 		p.child[0] = r
 		p.ours = append(p.ours, r)
-		go func() { // not waited for: it may block on the terminal forever
-			io.Copy(w, s.Stdin)
+		// Not waited for: it may block reading the terminal until the
+		// next keystroke after the run (see Streams.Stdin).
+		go func() {
+			io.Copy(w, p.s.Stdin)
 			w.Close()
 		}()
 	default:
-		p.child[0] = s.Stdin
+		p.child[0] = p.s.Stdin
 	}
-	for i, dst := range []*os.File{s.Stdout, s.Stderr} {
-		capture := &p.out
-		if i == 1 {
-			capture = &p.errs
-		}
-		if dst == nil && !s.Capture {
-			p.child[i+1] = null
-			continue
-		}
-		if !s.Capture && !isTerminal(dst) && s.MaxOutput <= 0 {
-			p.child[i+1] = dst
-			continue
-		}
-		r, w, err := os.Pipe()
-		if err != nil {
-			p.close()
-			return nil, err
-		}
-		p.child[i+1] = w
-		p.ours = append(p.ours, w)
-		var sink io.Writer
-		switch {
-		case s.Capture:
-			*capture = newHeadTail(s.MaxOutput)
-			sink = *capture
-		case s.MaxOutput > 0:
-			l := newLimitedStream(dst, s.MaxOutput)
-			p.finish = append(p.finish, l.finish)
-			sink = l
-		default:
-			sink = dst
-		}
-		p.copy(sink, r)
+	return nil
+}
+
+// output gives the command stream fd: the caller's file itself when
+// nothing needs to see the bytes, else a pipe drained into the capture,
+// the limited stream or the caller's terminal.
+func (p *plumbing) output(fd int, dst *os.File, capture **headTail) error {
+	s := p.s
+	if dst == nil && !s.Capture {
+		p.child[fd] = p.null
+		return nil
 	}
-	return p, nil
+	if !s.Capture && !isTerminal(dst) && s.MaxOutput <= 0 {
+		p.child[fd] = dst
+		return nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	p.child[fd] = w
+	p.ours = append(p.ours, w)
+	var sink io.Writer
+	switch {
+	case s.Capture:
+		*capture = newHeadTail(s.MaxOutput)
+		sink = *capture
+	case s.MaxOutput > 0:
+		l := newLimitedStream(dst, s.MaxOutput)
+		p.finish = append(p.finish, l.finish)
+		sink = l
+	default:
+		sink = dst
+	}
+	p.copy(sink, r)
+	return nil
 }
 
 // copy drains r into w until EOF, then closes r.

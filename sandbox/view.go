@@ -50,103 +50,156 @@ var strictVisible = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64"
 var managed = []string{"/proc", "/dev", "/tmp", "/run"}
 
 // buildView lists what the command's filesystem view places where. The
-// order does not matter: planMounts sorts parents before children.
+// order does not matter: planMounts sorts parents before children. The order
+// of the steps does: a later step replaces an earlier one's item at the
+// same path only where it says so.
 func buildView(l layout, f hostFacts) ([]viewItem, Enforced, error) {
-	items := map[string]viewItem{}
-	var enf Enforced
-	put := func(it viewItem) { items[it.Path] = it }
-
-	// What the child's base view places (build_base_view in view_linux.c).
-	for _, d := range []string{"/proc", "/dev", "/dev/pts", "/dev/shm", "/tmp"} {
-		put(viewItem{Kind: kindBase, Path: d, Dir: true})
-	}
-	enf.PrivateDirs = []string{"/tmp", "/dev/shm"}
-	for _, d := range []string{"/var/tmp", "/run", "/var/run"} {
-		if f.Dirs[d] {
-			put(viewItem{Kind: kindBase, Path: d, Dir: true})
-			enf.PrivateDirs = append(enf.PrivateDirs, d)
-		}
-	}
-
+	v := viewBuilder{items: map[string]viewItem{}, facts: f}
+	v.base()
 	if l.Profile == ProfileStrict {
-		for _, e := range f.Root {
-			if slices.Contains(strictVisible, e.Path) || slices.Contains(managed, e.Path) {
-				continue
-			}
-			if _, ok := items[e.Path]; !ok {
-				put(viewItem{Kind: kindCover, Path: e.Path, Dir: e.Dir})
-			}
-		}
+		v.strict()
 	}
+	v.secrets() // before the grants, which replace them
+	if err := v.grants(l); err != nil {
+		return nil, v.enf, err
+	}
+	if err := v.hides(l.Hide); err != nil {
+		return nil, v.enf, err
+	}
+	v.sockets()
+	v.protected()
+	return v.finish(l)
+}
 
-	// Secrets first, so that explicit grants below replace them.
-	for _, s := range f.Secrets {
-		put(viewItem{Kind: kindCover, Path: s.Path, Dir: s.Dir})
-		enf.Hidden = append(enf.Hidden, s.Path)
+// viewBuilder collects the view's items, one per path, and what they
+// enforce.
+type viewBuilder struct {
+	items map[string]viewItem
+	facts hostFacts
+	enf   Enforced
+}
+
+func (v *viewBuilder) put(it viewItem) { v.items[it.Path] = it }
+
+func (v *viewBuilder) has(path string) bool {
+	_, ok := v.items[path]
+	return ok
+}
+
+// base is what the child's base view places (build_base_view in
+// view_linux.c).
+func (v *viewBuilder) base() {
+	for _, d := range []string{"/proc", "/dev", "/dev/pts", "/dev/shm", "/tmp"} {
+		v.put(viewItem{Kind: kindBase, Path: d, Dir: true})
 	}
-	grant := func(p string, set, clr uint64) error {
-		if slices.Contains([]string{"/proc", "/dev", "/sys"}, p) || within(p, "/proc") || within(p, "/dev") || within(p, "/sys") {
-			return invalidf("cannot grant %s: /proc, /dev and /sys are managed by the sandbox", p)
+	v.enf.PrivateDirs = []string{"/tmp", "/dev/shm"}
+	for _, d := range []string{"/var/tmp", "/run", "/var/run"} {
+		if v.facts.Dirs[d] {
+			v.put(viewItem{Kind: kindBase, Path: d, Dir: true})
+			v.enf.PrivateDirs = append(v.enf.PrivateDirs, d)
 		}
-		dir, ok := f.Grants[p]
-		if !ok {
-			return fmt.Errorf("plan: no facts for grant %s", p)
-		}
-		put(viewItem{Kind: kindGrant, Path: p, Dir: dir, Set: set, Clr: clr})
-		return nil
 	}
+}
+
+// strict covers every top-level entry but the system directories.
+func (v *viewBuilder) strict() {
+	for _, e := range v.facts.Root {
+		if slices.Contains(strictVisible, e.Path) || slices.Contains(managed, e.Path) || v.has(e.Path) {
+			continue
+		}
+		v.put(viewItem{Kind: kindCover, Path: e.Path, Dir: e.Dir})
+	}
+}
+
+func (v *viewBuilder) secrets() {
+	for _, s := range v.facts.Secrets {
+		v.put(viewItem{Kind: kindCover, Path: s.Path, Dir: s.Dir})
+		v.enf.Hidden = append(v.enf.Hidden, s.Path)
+	}
+}
+
+// grants makes the writable roots writable and the read-only grants
+// visible, and under --net host the host's resolver configuration.
+func (v *viewBuilder) grants(l layout) error {
 	for _, p := range l.Writable {
-		if err := grant(p, attrNosuid|attrNodev, attrRdonly); err != nil {
-			return nil, enf, err
+		if err := v.grant(p, attrNosuid|attrNodev, attrRdonly); err != nil {
+			return err
 		}
 	}
-	enf.Writable = slices.Clone(l.Writable)
+	v.enf.Writable = slices.Clone(l.Writable)
 	for _, p := range l.ReadOnly {
 		if slices.Contains(l.Writable, p) {
-			return nil, enf, invalidf("%s is granted both read-only and read-write", p)
+			return invalidf("%s is granted both read-only and read-write", p)
 		}
-		if err := grant(p, attrRdonly|attrNosuid|attrNodev, 0); err != nil {
-			return nil, enf, err
+		if err := v.grant(p, attrRdonly|attrNosuid|attrNodev, 0); err != nil {
+			return err
 		}
 	}
 	if l.Profile == ProfileStrict && !slices.Contains(l.Writable, l.Workspace) && !slices.Contains(l.ReadOnly, l.Workspace) {
-		if err := grant(l.Workspace, attrRdonly|attrNosuid|attrNodev, 0); err != nil {
-			return nil, enf, err
+		if err := v.grant(l.Workspace, attrRdonly|attrNosuid|attrNodev, 0); err != nil {
+			return err
 		}
 	}
-	if l.Network == NetHost && f.ResolvConf != "" {
-		if _, ok := items[f.ResolvConf]; !ok {
-			put(viewItem{Kind: kindGrant, Path: f.ResolvConf, Set: attrRdonly | attrNosuid | attrNodev})
+	if l.Network == NetHost && v.facts.ResolvConf != "" && !v.has(v.facts.ResolvConf) {
+		v.put(viewItem{Kind: kindGrant, Path: v.facts.ResolvConf, Set: attrRdonly | attrNosuid | attrNodev})
+	}
+	return nil
+}
+
+func (v *viewBuilder) grant(p string, set, clr uint64) error {
+	if slices.Contains([]string{"/proc", "/dev", "/sys"}, p) || within(p, "/proc") || within(p, "/dev") || within(p, "/sys") {
+		return invalidf("cannot grant %s: /proc, /dev and /sys are managed by the sandbox", p)
+	}
+	dir, ok := v.facts.Grants[p]
+	if !ok {
+		return fmt.Errorf("plan: no facts for grant %s", p)
+	}
+	v.put(viewItem{Kind: kindGrant, Path: p, Dir: dir, Set: set, Clr: clr})
+	return nil
+}
+
+func (v *viewBuilder) hides(hide []hostPath) error {
+	for _, h := range hide {
+		if it, ok := v.items[h.Path]; ok && it.Kind == kindGrant {
+			return invalidf("%s is both granted and hidden", h.Path)
+		}
+		v.put(viewItem{Kind: kindCover, Path: h.Path, Dir: h.Dir})
+		v.enf.Hidden = append(v.enf.Hidden, h.Path)
+	}
+	return nil
+}
+
+func (v *viewBuilder) sockets() {
+	for _, s := range v.facts.Sockets {
+		if !v.has(s) {
+			v.put(viewItem{Kind: kindCover, Path: s})
+			v.enf.Sockets = append(v.enf.Sockets, s)
 		}
 	}
-	for _, h := range l.Hide {
-		if it, ok := items[h.Path]; ok && it.Kind == kindGrant {
-			return nil, enf, invalidf("%s is both granted and hidden", h.Path)
-		}
-		put(viewItem{Kind: kindCover, Path: h.Path, Dir: h.Dir})
-		enf.Hidden = append(enf.Hidden, h.Path)
-	}
-	for _, s := range f.Sockets {
-		if _, ok := items[s]; !ok {
-			put(viewItem{Kind: kindCover, Path: s})
-			enf.Sockets = append(enf.Sockets, s)
-		}
-	}
-	for _, p := range f.Protected {
-		if _, ok := items[p.Path]; ok {
+}
+
+// protected makes the guard's paths read-only, and pins the ones that must
+// stay in place but writable (.git itself).
+func (v *viewBuilder) protected() {
+	for _, p := range v.facts.Protected {
+		if v.has(p.Path) {
 			continue
 		}
 		kind, set, clr := kindProtect, uint64(attrRdonly|attrNosuid|attrNodev), uint64(0)
 		if p.Pin {
 			kind, set, clr = kindPin, attrNosuid|attrNodev, attrRdonly
 		} else {
-			enf.Protected = append(enf.Protected, p.Path)
+			v.enf.Protected = append(v.enf.Protected, p.Path)
 		}
-		put(viewItem{Kind: kind, Path: p.Path, Dir: p.Dir, Set: set, Clr: clr, Dev: p.Dev, Ino: p.Ino})
+		v.put(viewItem{Kind: kind, Path: p.Path, Dir: p.Dir, Set: set, Clr: clr, Dev: p.Dev, Ino: p.Ino})
 	}
+}
 
-	out := make([]viewItem, 0, len(items))
-	for _, it := range items {
+// finish returns the items parents first, and the enforcement report with
+// sorted, non-nil lists.
+func (v *viewBuilder) finish(l layout) ([]viewItem, Enforced, error) {
+	out := make([]viewItem, 0, len(v.items))
+	for _, it := range v.items {
 		out = append(out, it)
 	}
 	slices.SortFunc(out, func(a, b viewItem) int {
@@ -155,6 +208,7 @@ func buildView(l layout, f hostFacts) ([]viewItem, Enforced, error) {
 		}
 		return strings.Compare(a.Path, b.Path)
 	})
+	enf := v.enf
 	for _, s := range []*[]string{&enf.Hidden, &enf.Sockets, &enf.Protected, &enf.PrivateDirs} {
 		slices.Sort(*s)
 		*s = slices.Compact(*s)

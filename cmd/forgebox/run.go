@@ -37,26 +37,7 @@ type runFlags struct {
 
 func (e env) run(args []string) int {
 	var f runFlags
-	fs := flag.NewFlagSet("run", flag.ContinueOnError)
-	fs.SetOutput(io.Discard)
-	fs.StringVar(&f.command, "c", "", "run `LINE` with bash (or sh where bash is absent)")
-	fs.StringVar(&f.shell, "shell", "", "run -c with this `SHELL` instead of bash")
-	fs.StringVar(&f.workspace, "workspace", "", "the writable project `DIR` (default: the current directory)")
-	fs.Var(&f.rw, "rw", "also make `PATH` writable (absolute; repeatable)")
-	fs.Var(&f.ro, "ro", "also make `PATH` visible read-only (absolute; repeatable)")
-	fs.Var(&f.hide, "hide", "hide `PATH` as well (absolute; repeatable)")
-	fs.StringVar(&f.profile, "profile", "workspace", "`PROFILE`: workspace, strict (system directories and the workspace only) or readonly")
-	fs.StringVar(&f.network, "net", "none", "`MODE`: none (loopback only) or host")
-	fs.Var(&f.env, "env", "pass host variable `NAME`, or set NAME=VALUE (repeatable)")
-	fs.Var(&f.timeout, "timeout", "kill the whole process tree after `DURATION` and exit 124")
-	fs.Var(&f.grace, "grace", "after SIGINT/SIGTERM or a timeout, wait `DURATION` before killing (default 2s)")
-	fs.Var(&f.maxOutput, "max-output", "keep at most `SIZE` of each output stream, head and tail (default 1MiB with --json)")
-	fs.BoolVar(&f.pty, "pty", false, "run on a new pseudo-terminal even when stdin is not a terminal")
-	fs.BoolVar(&f.noPTY, "no-pty", false, "never use a pseudo-terminal")
-	fs.BoolVar(&f.noStdin, "no-stdin", false, "connect stdin to /dev/null")
-	fs.BoolVar(&f.jsonOut, "json", false, "capture the output and print one JSON result on stdout")
-	fs.BoolVar(&f.bestEffort, "best-effort", false, "run with whatever isolation this host supports, and report what was missing")
-	fs.BoolVar(&f.trace, "trace", false, "print when each step of the launch ended (the cost breakdown) on stderr")
+	fs := f.flagSet()
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(e.stdout, runUsage)
@@ -103,6 +84,38 @@ func (e env) run(args []string) int {
 	if err != nil {
 		return e.fail(f, err)
 	}
+	e.report(f, argv, spec, res)
+	return res.ExitCode
+}
+
+// flagSet declares the flags of forgebox run into f.
+func (f *runFlags) flagSet() *flag.FlagSet {
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	fs.StringVar(&f.command, "c", "", "run `LINE` with bash (or sh where bash is absent)")
+	fs.StringVar(&f.shell, "shell", "", "run -c with this `SHELL` instead of bash")
+	fs.StringVar(&f.workspace, "workspace", "", "the writable project `DIR` (default: the current directory)")
+	fs.Var(&f.rw, "rw", "also make `PATH` writable (absolute; repeatable)")
+	fs.Var(&f.ro, "ro", "also make `PATH` visible read-only (absolute; repeatable)")
+	fs.Var(&f.hide, "hide", "hide `PATH` as well (absolute; repeatable)")
+	fs.StringVar(&f.profile, "profile", "workspace", "`PROFILE`: workspace, strict (system directories and the workspace only) or readonly")
+	fs.StringVar(&f.network, "net", "none", "`MODE`: none (loopback only) or host")
+	fs.Var(&f.env, "env", "pass host variable `NAME`, or set NAME=VALUE (repeatable)")
+	fs.Var(&f.timeout, "timeout", "kill the whole process tree after `DURATION` and exit 124")
+	fs.Var(&f.grace, "grace", "after SIGINT/SIGTERM or a timeout, wait `DURATION` before killing (default 2s)")
+	fs.Var(&f.maxOutput, "max-output", "keep at most `SIZE` of each output stream, head and tail (default 1MiB with --json)")
+	fs.BoolVar(&f.pty, "pty", false, "run on a new pseudo-terminal even when stdin is not a terminal")
+	fs.BoolVar(&f.noPTY, "no-pty", false, "never use a pseudo-terminal")
+	fs.BoolVar(&f.noStdin, "no-stdin", false, "connect stdin to /dev/null")
+	fs.BoolVar(&f.jsonOut, "json", false, "capture the output and print one JSON result on stdout")
+	fs.BoolVar(&f.bestEffort, "best-effort", false, "run with whatever isolation this host supports, and report what was missing")
+	fs.BoolVar(&f.trace, "trace", false, "print when each step of the launch ended (the cost breakdown) on stderr")
+	return fs
+}
+
+// report prints what the run left to say: the trace, the warnings, the
+// JSON result and why the command ended, if it did not exit by itself.
+func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.Result) {
 	if f.trace {
 		var prev time.Duration
 		for _, ph := range res.Timeline {
@@ -127,7 +140,6 @@ func (e env) run(args []string) int {
 	case res.Signal != "" && !f.jsonOut:
 		e.errorf("the command was killed by %s", res.Signal)
 	}
-	return res.ExitCode
 }
 
 func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
