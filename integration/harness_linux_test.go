@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -228,9 +229,22 @@ func inDir(d string) runOpt { return func(c *exec.Cmd) { c.Dir = d } }
 // run runs forgebox as the mode's user in the workspace.
 func (e *env) run(args []string, opts ...runOpt) result {
 	e.t.Helper()
+	return e.runWith(forgebox, args, opts...)
+}
+
+// runProgram runs any program as the mode's user in the workspace.
+func (e *env) runProgram(name string, args ...string) result {
+	e.t.Helper()
+	return e.runWith(name, args)
+}
+
+// runWith runs a program to its end, killing it if it hangs, and fails the
+// test if it could not start.
+func (e *env) runWith(name string, args []string, opts ...runOpt) result {
+	e.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
-	cmd := e.command(ctx, forgebox, args...)
+	cmd := e.command(ctx, name, args...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	for _, o := range opts {
@@ -238,13 +252,14 @@ func (e *env) run(args []string, opts ...runOpt) result {
 	}
 	err := cmd.Run()
 	r := result{stdout: stdout.String(), stderr: stderr.String()}
-	if ctx.Err() != nil {
-		e.t.Fatalf("forgebox %q hung: killed after 90s\nstderr: %s", args, r.stderr)
-	}
-	if ee, ok := err.(*exec.ExitError); ok {
+	var ee *exec.ExitError
+	switch {
+	case ctx.Err() != nil:
+		e.t.Fatalf("%s %q hung: killed after 90s\nstderr: %s", name, args, r.stderr)
+	case errors.As(err, &ee):
 		r.code = ee.ExitCode()
-	} else if err != nil {
-		e.t.Fatalf("forgebox %q: %v", args, err)
+	case err != nil:
+		e.t.Fatalf("%s %q: %v", name, args, err)
 	}
 	return r
 }

@@ -416,25 +416,3 @@ func tree(t *testing.T, dir string) string {
 	})
 	return b.String()
 }
-
-// runProgram runs any program as the mode's user in the workspace.
-func (e *env) runProgram(name string, args ...string) result {
-	e.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	cmd := e.command(ctx, name, args...)
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	err := cmd.Run()
-	r := result{stdout: stdout.String(), stderr: stderr.String()}
-	var ee *exec.ExitError
-	switch {
-	case ctx.Err() != nil:
-		e.t.Fatalf("%s %q hung: killed after 90s\nstderr: %s", name, args, r.stderr)
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	case err != nil:
-		e.t.Fatalf("%s %q: %v", name, args, err)
-	}
-	return r
-}

@@ -28,17 +28,23 @@ func hostAddrs(t *testing.T) []string {
 	return addrs
 }
 
+// hostListeners listens on every host address and returns the probe
+// operations that connect to each.
+func hostListeners(t *testing.T) (ls []*listener, ops []string) {
+	t.Helper()
+	for _, a := range hostAddrs(t) {
+		l := listenTCP(t, net.JoinHostPort(a, "0"))
+		ls = append(ls, l)
+		ops = append(ops, "connect-tcp "+l.l.Addr().String())
+	}
+	return ls, ops
+}
+
 // With the default --net none the command has a loopback of its own and
 // nothing else: the host's listeners are out of reach.
 func TestNoNetwork(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
-		var ls []*listener
-		var ops []string
-		for _, a := range hostAddrs(t) {
-			l := listenTCP(t, net.JoinHostPort(a, "0"))
-			ls = append(ls, l)
-			ops = append(ops, "connect-tcp "+l.l.Addr().String())
-		}
+		ls, ops := hostListeners(t)
 		allowed(t, e.probeHost(ops...)) // the control: one connection each
 		vs := e.probe(nil, append([]string{"interfaces", "serve-loopback"}, ops...)...)
 		if vs[0].Out != "lo" {
@@ -57,13 +63,7 @@ func TestNoNetwork(t *testing.T) {
 // --net host shares the host's network: the same listeners answer.
 func TestHostNetwork(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
-		var ls []*listener
-		var ops []string
-		for _, a := range hostAddrs(t) {
-			l := listenTCP(t, net.JoinHostPort(a, "0"))
-			ls = append(ls, l)
-			ops = append(ops, "connect-tcp "+l.l.Addr().String())
-		}
+		ls, ops := hostListeners(t)
 		vs := e.probe([]string{"--net", "host"}, append([]string{"interfaces"}, ops...)...)
 		if names := strings.Split(vs[0].Out, ","); len(names) < 2 {
 			t.Errorf("with --net host, probe interfaces = %q; want the host's", vs[0].Out)
