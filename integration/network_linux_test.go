@@ -41,7 +41,8 @@ func hostListeners(t *testing.T) (ls []*listener, ops []string) {
 }
 
 // With the default --net none the command has a loopback of its own and
-// nothing else: the host's listeners are out of reach.
+// nothing else: the host's listeners are out of reach, and Landlock refuses
+// TCP even on that loopback.
 func TestNoNetwork(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		ls, ops := hostListeners(t)
@@ -50,12 +51,28 @@ func TestNoNetwork(t *testing.T) {
 		if vs[0].Out != "lo" {
 			t.Errorf("probe interfaces = %q; want lo only", vs[0].Out)
 		}
+		blocked(t, vs[1:], "EACCES")
+		for _, l := range ls {
+			l.wantAccepted(t, l.l.Addr().String(), 1)
+		}
+	})
+}
+
+// --net loopback is the same empty network namespace, with TCP allowed on
+// its own loopback: a test suite can run its local server.
+func TestLoopbackNetwork(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		ls, ops := hostListeners(t)
+		vs := e.probe([]string{"--net", "loopback"}, append([]string{"interfaces", "serve-loopback"}, ops...)...)
+		if vs[0].Out != "lo" {
+			t.Errorf("probe interfaces = %q; want lo only", vs[0].Out)
+		}
 		if !vs[1].OK || vs[1].Out != "pong" {
 			t.Errorf("%s = %s %q; want a server on 127.0.0.1 inside to work", vs[1].call(), vs[1].outcome(), vs[1].Out)
 		}
 		blocked(t, vs[2:], "ECONNREFUSED", "ENETUNREACH", "EHOSTUNREACH", "ETIMEDOUT")
 		for _, l := range ls {
-			l.wantAccepted(t, l.l.Addr().String(), 1)
+			l.wantAccepted(t, l.l.Addr().String(), 0)
 		}
 	})
 }

@@ -22,6 +22,9 @@
 #define FB_SYS_CLOSE_RANGE 436
 #define FB_SYS_OPENAT2 437
 #define FB_SYS_MOUNT_SETATTR 442
+#define FB_SYS_LANDLOCK_ADD_RULE 445
+#define FB_SYS_LANDLOCK_RESTRICT_SELF 446
+#define FB_SYS_CLONE3 435
 
 #define FB_OPEN_TREE_CLONE 1
 #define FB_AT_RECURSIVE 0x8000
@@ -48,6 +51,17 @@ struct fb_mount {
 	const char *a, *b;
 };
 
+/* A Landlock rule for one of the child's own mounts. */
+struct fb_rule {
+	uint64_t access;
+	const char *path;
+};
+
+struct fb_rlimit {
+	uint32_t resource;
+	uint64_t soft, hard;
+};
+
 struct fb_spec {
 	/* first frame (or defaults, when preforked) */
 	uint32_t flags, uid_out, gid_out, uid_in, gid_in;
@@ -59,6 +73,15 @@ struct fb_spec {
 	struct fb_mount *mounts;
 	uint16_t rows, cols;
 	int stdio[3]; /* received with the view; -1 until then */
+	/* enforcement, from the view frame */
+	uint32_t fd_bits;
+	int landlock_fd, cgroup_fd; /* -1 when absent */
+	struct fb_rule *rules;
+	size_t nrules;
+	uint8_t *bpf; /* struct sock_filter[], copied aligned */
+	size_t bpf_len;
+	struct fb_rlimit *rlimits;
+	size_t nrlimits;
 };
 
 /* A failed step: {step, errno, message}, sent to the parent. */

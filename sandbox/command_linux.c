@@ -20,6 +20,8 @@
 #include <unistd.h>
 
 #include <linux/capability.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <linux/securebits.h>
 
 #include "child_linux.h"
@@ -131,6 +133,64 @@ int drop_capabilities(int isolated, struct fb_err *e)
 	return 0;
 }
 
+/* set_rlimits applies the limits that stand in for a cgroup the caller
+ * cannot create. */
+static int set_rlimits(const struct fb_spec *s, struct fb_err *e)
+{
+	for (size_t i = 0; i < s->nrlimits; i++) {
+		struct rlimit rl = {.rlim_cur = s->rlimits[i].soft, .rlim_max = s->rlimits[i].hard};
+		if (setrlimit(s->rlimits[i].resource, &rl) < 0)
+			return fb_fail(e, "rlimits", errno, "setrlimit(%u)", s->rlimits[i].resource);
+	}
+	return 0;
+}
+
+struct fb_path_beneath {
+	uint64_t allowed_access;
+	int32_t parent_fd;
+} __attribute__((packed));
+
+/* restrict_files completes the parent's Landlock ruleset with the rules
+ * for the mounts this sandbox made itself (the parent could not open them)
+ * and enforces it. It needs no_new_privs first: landlock_restrict_self
+ * refuses an unprivileged caller without it (Documentation/userspace-api/
+ * landlock.rst). */
+static int restrict_files(const struct fb_spec *s, struct fb_err *e)
+{
+	if (s->landlock_fd < 0)
+		return 0;
+	for (size_t i = 0; i < s->nrules; i++) {
+		struct fb_path_beneath pb = {.allowed_access = s->rules[i].access};
+		int err, fd = open(s->rules[i].path, O_PATH | O_CLOEXEC | O_NOFOLLOW);
+		if (fd < 0 && errno == ENOENT)
+			continue; /* nothing there to grant */
+		if (fd < 0)
+			return fb_fail(e, "landlock", errno, "open %s for a rule", s->rules[i].path);
+		pb.parent_fd = fd;
+		err = syscall(FB_SYS_LANDLOCK_ADD_RULE, s->landlock_fd, 1 /* LANDLOCK_RULE_PATH_BENEATH */, &pb, 0) < 0 ? errno : 0;
+		close(fd);
+		if (err)
+			return fb_fail(e, "landlock", err, "add the rule for %s", s->rules[i].path);
+	}
+	if (syscall(FB_SYS_LANDLOCK_RESTRICT_SELF, s->landlock_fd, 0) < 0)
+		return fb_fail(e, "landlock", errno, "landlock_restrict_self");
+	close(s->landlock_fd);
+	return 0;
+}
+
+/* load_seccomp loads the filter the parent compiled. It comes last, so the
+ * filter need not allow anything setup does; only execve follows. */
+static int load_seccomp(const struct fb_spec *s, struct fb_err *e)
+{
+	struct sock_fprog prog = {.len = s->bpf_len / sizeof(struct sock_filter), .filter = (struct sock_filter *)s->bpf};
+
+	if (s->bpf_len == 0)
+		return 0;
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
+		return fb_fail(e, "seccomp", errno, "load the seccomp filter");
+	return 0;
+}
+
 /* mark_fds_cloexec makes sure the command inherits only 0, 1 and 2. */
 static int mark_fds_cloexec(struct fb_err *e)
 {
@@ -232,12 +292,18 @@ static __attribute__((noreturn)) void command_main(struct fb_spec *s, const stru
 	struct fb_err e = {0};
 	int isolated = (s->flags & FB_FLAG_ISOLATE) != 0;
 
+	/* no_new_privs before Landlock, which requires it; capabilities
+	 * after, while dropping them may still need CAP_SETPCAP; seccomp
+	 * last, so that its filter need not allow any step of the setup. */
 	if (reset_signals(&e) < 0 ||
 	    enter_session(t, &e) < 0 ||
 	    enter_workdir(s, &e) < 0 ||
+	    set_rlimits(s, &e) < 0 ||
 	    set_no_new_privs(&e) < 0 ||
+	    restrict_files(s, &e) < 0 ||
 	    drop_capabilities(isolated, &e) < 0 ||
-	    mark_fds_cloexec(&e) < 0)
+	    mark_fds_cloexec(&e) < 0 ||
+	    load_seccomp(s, &e) < 0)
 		report_to_pid1(pipe_w, &e);
 	exec_program(s, &e);
 	report_to_pid1(pipe_w, &e);

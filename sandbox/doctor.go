@@ -19,8 +19,7 @@ type Check struct {
 	OK     bool   `json:"ok"`
 	Detail string `json:"detail"`
 	// Required is true when forgebox run needs this capability; the
-	// others are reported for information (this version does not use
-	// Landlock, seccomp or cgroups yet).
+	// others are reported for information.
 	Required bool `json:"required"`
 	// Values are the raw facts behind the check (sysctl values, errno).
 	Values map[string]string `json:"values,omitempty"`

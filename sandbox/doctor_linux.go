@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/forgebox/forgebox/landlock"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,7 +30,8 @@ func QuickReport() Report {
 }
 
 // requiredChecks are the capabilities forgebox run cannot do without.
-var requiredChecks = map[string]bool{CheckUserNS: true, CheckSandbox: true, CheckMountAPI: true, CheckPTY: true}
+var requiredChecks = map[string]bool{CheckUserNS: true, CheckSandbox: true, CheckMountAPI: true, CheckPTY: true,
+	CheckLandlock: true}
 
 // Diagnose inspects the host and launches one real sandbox to see what
 // works. It changes nothing on the host.
@@ -44,6 +46,7 @@ func Diagnose(ctx context.Context) Report {
 			"writable workspace with protected .git/hooks, .git/config, rc files and editor/agent config",
 			"hidden credential locations, /etc secrets and host Unix sockets",
 			"private /tmp, /var/tmp, /dev/shm and /run; minimal /dev; fresh /proc",
+			"Landlock: the same file policy as the view, TCP denied with --net none, sockets and signals scoped",
 			"no capabilities, no_new_privs, own session and pseudo-terminal",
 			"whole process tree killed on exit, timeout and forgebox's death",
 		}
@@ -121,18 +124,24 @@ func mountAPICheck() Check {
 }
 
 func landlockCheck() Check {
-	const landlockCreateRulesetVersion = 1
-	abi, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET, 0, 0, landlockCreateRulesetVersion)
 	c := Check{Name: CheckLandlock}
-	switch errno {
-	case 0:
-		c.OK, c.Detail = true, fmt.Sprintf("Landlock ABI %d", abi)
-		c.Values = map[string]string{"abi": strconv.Itoa(int(abi))}
-	case unix.EOPNOTSUPP:
-		c.Detail = "Landlock is built in but disabled at boot"
-	default:
-		c.Detail = "the kernel has no Landlock (" + errno.Error() + ")"
+	abi, err := landlock.ABI()
+	if err != nil {
+		c.Detail = err.Error()
+		return c
 	}
+	c.Values = map[string]string{"abi": strconv.Itoa(abi)}
+	var lacks []string
+	for _, f := range landlockNeeds(NetNone) {
+		if abi < f.abi {
+			lacks = append(lacks, fmt.Sprintf("%s (ABI %d)", f.name, f.abi))
+		}
+	}
+	if len(lacks) > 0 {
+		c.Detail = fmt.Sprintf("Landlock ABI %d lacks %s", abi, strings.Join(lacks, " and "))
+		return c
+	}
+	c.OK, c.Detail = true, fmt.Sprintf("Landlock ABI %d: file rules, TCP denial, scoped sockets and signals", abi)
 	return c
 }
 

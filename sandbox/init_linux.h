@@ -24,6 +24,10 @@ enum fb_tag {
 	FB_TAG_ALT_ARG0 = 13,
 	FB_TAG_SLOTS = 14,
 	FB_TAG_RUN_FLAGS = 15,
+	FB_TAG_FDS = 16,
+	FB_TAG_RULE = 17,
+	FB_TAG_SECCOMP = 18,
+	FB_TAG_RLIMIT = 19,
 };
 
 /* Flags of the first frame: how stage 0 starts. */
@@ -35,6 +39,10 @@ enum fb_flag {
 
 /* Flags of the view frame: how the command runs. */
 enum fb_run_flag { FB_RUN_PTY = 1 << 0 };
+
+/* Descriptors that may follow the standard streams with the view, in this
+ * order. */
+enum fb_fd { FB_FD_LANDLOCK = 1 << 0, FB_FD_CGROUP = 1 << 1 };
 
 enum fb_op {
 	FB_OP_CLONE = 1,

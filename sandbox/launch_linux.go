@@ -183,7 +183,12 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	}
 	// The command's standard streams travel with the view. If the child
 	// died first (namespaces refused), its message says why.
-	writeErr := c.conn.writeWithFDs(view, []int{int(pl.child[0].Fd()), int(pl.child[1].Fd()), int(pl.child[2].Fd())})
+	fds := []int{int(pl.child[0].Fd()), int(pl.child[1].Fd()), int(pl.child[2].Fd())}
+	_, extra := p.child.extraFDs()
+	for _, f := range extra {
+		fds = append(fds, int(f.Fd()))
+	}
+	writeErr := c.conn.writeWithFDs(view, fds)
 	tl.mark("view sent")
 
 	begin := time.Now()

@@ -30,6 +30,9 @@ func (p *prepared) release() {
 	if p.guard != nil {
 		p.guard.release()
 	}
+	if p.child.Landlock != nil {
+		p.child.Landlock.Close()
+	}
 }
 
 // newRun makes the decisions that need no filesystem: the command, its
@@ -62,7 +65,7 @@ func newRun(s Spec, pty bool, rows, cols uint16) (*prepared, error) {
 		Rows: rows, Cols: cols,
 	}
 	p.enforced = Enforced{Sandbox: true, PTY: pty, Namespaces: []string{"user", "pid", "mount", "ipc", "uts"}}
-	if s.network() == NetNone {
+	if s.network() != NetHost {
 		p.child.Flags |= flagNewNet
 		p.enforced.Namespaces = append(p.enforced.Namespaces, "net")
 	}
@@ -139,6 +142,10 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	p.child.Cwd, p.child.Mounts, p.child.Slots = startDir(dir, ws), mounts, slots
 	p.workspace = ws
 	tl.mark("view planned")
+	if err := p.planLandlock(s, l, items); err != nil {
+		return err
+	}
+	tl.mark("landlock ruleset")
 	return nil
 }
 
@@ -275,12 +282,19 @@ func (p *prepared) unisolated(why string) {
 	p.child.Flags &^= flagIsolate | flagNewNet
 	p.child.Flags |= flagSubreaper
 	p.child.Mounts, p.child.Slots = nil, 0
-	pty, watched := p.enforced.PTY, p.enforced.Watched
-	missing := []string{"namespaces (" + why + ")", "read-only host filesystem", "hidden secrets and sockets",
-		"protected paths", "private /tmp and /dev", "network isolation"}
+	old := p.enforced
+	missing := append([]string{"namespaces (" + why + ")", "read-only host filesystem", "hidden secrets and sockets",
+		"protected paths", "private /tmp and /dev", "network isolation"}, old.Missing...)
 	none := []string{}
-	p.enforced = Enforced{PTY: pty, Missing: missing, Namespaces: none, Writable: none, Hidden: none,
-		Sockets: none, Protected: none, Watched: watched, PrivateDirs: none}
+	// The kernel layers need no namespaces: they stay, and the writable
+	// roots stay what Landlock allows.
+	p.enforced = Enforced{PTY: old.PTY, Missing: missing, Namespaces: none, Writable: none, Hidden: none,
+		Sockets: none, Protected: none, Watched: old.Watched, PrivateDirs: none,
+		LandlockABI: old.LandlockABI, LandlockRules: old.LandlockRules, LandlockTCP: old.LandlockTCP,
+		LandlockScoped: old.LandlockScoped}
+	if old.LandlockABI > 0 {
+		p.enforced.Writable = old.Writable
+	}
 }
 
 // existingPath returns the absolute path with every symlink resolved.

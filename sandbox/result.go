@@ -87,6 +87,15 @@ type Enforced struct {
 	// PrivateDirs are the tmpfs mounts private to the run.
 	PrivateDirs []string `json:"private_dirs"`
 	PTY         bool     `json:"pty"`
+	// LandlockABI is the Landlock ABI the ruleset was built for, 0 when
+	// Landlock was not applied; LandlockRules counts its path rules.
+	// LandlockTCP: TCP bind and connect are denied (ABI 4+);
+	// LandlockScoped: abstract Unix sockets and signals are scoped to the
+	// sandbox (ABI 6+).
+	LandlockABI    int  `json:"landlock_abi"`
+	LandlockRules  int  `json:"landlock_rules"`
+	LandlockTCP    bool `json:"landlock_tcp_denied"`
+	LandlockScoped bool `json:"landlock_scoped"`
 	// Missing lists what --best-effort could not enforce.
 	Missing []string `json:"missing,omitempty"`
 }

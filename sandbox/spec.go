@@ -31,8 +31,13 @@ func ParseProfile(s string) (Profile, error) {
 type Network string
 
 const (
-	// NetNone gives the command a new network namespace with only loopback.
+	// NetNone gives the command a new network namespace with only
+	// loopback, and Landlock (ABI 4+) refuses TCP bind and connect even
+	// there.
 	NetNone Network = "none"
+	// NetLoopback is NetNone with TCP allowed on its loopback, for test
+	// suites that start a local server.
+	NetLoopback Network = "loopback"
 	// NetHost shares the host's network.
 	NetHost Network = "host"
 )
@@ -40,10 +45,10 @@ const (
 // ParseNetwork accepts the names used on the command line.
 func ParseNetwork(s string) (Network, error) {
 	switch n := Network(s); n {
-	case NetNone, NetHost:
+	case NetNone, NetLoopback, NetHost:
 		return n, nil
 	}
-	return "", fmt.Errorf("%w: unknown network mode %q (want none or host)", ErrInvalid, s)
+	return "", fmt.Errorf("%w: unknown network mode %q (want none, loopback or host)", ErrInvalid, s)
 }
 
 // Spec describes one run. Paths may be relative to Dir; Prepare makes them

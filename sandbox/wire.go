@@ -3,7 +3,10 @@ package sandbox
 import (
 	"encoding/binary"
 	"fmt"
+	"os"
 	"strings"
+
+	"github.com/forgebox/forgebox/landlock"
 )
 
 // The parent and the child (init_linux.c) talk over one inherited stream
@@ -43,6 +46,10 @@ const (
 	tagAltArg0  = 13 // string: program to try when argv[0] is not found
 	tagSlots    = 14 // u32: clone slots the plan uses
 	tagRunFlags = 15 // u32, runFlag* bits
+	tagFDs      = 16 // u32, fd* bits: the descriptors after stdio, in bit order
+	tagRule     = 17 // u64 Landlock access, string path: a rule for the child's own mounts
+	tagSeccomp  = 18 // the seccomp filter: struct sock_filter[], native endian
+	tagRlimit   = 19 // u32 resource, u32 0, u64 soft, u64 hard
 )
 
 // Flags of the first frame: how stage 0 starts. A preforked child assumes
@@ -55,6 +62,12 @@ const (
 
 // Flags of the view frame: how the command runs.
 const runFlagPTY = 1 << 0 // allocate a pseudo-terminal inside
+
+// Descriptors that may follow the three standard streams with the view.
+const (
+	fdLandlock = 1 << 0 // a Landlock ruleset to complete and enforce
+	fdCgroup   = 1 << 1 // a cgroup v2 directory to clone the command into
+)
 
 // Mount operations, executed in order by the child on top of its base view
 // (the host tree read-only, fresh /proc, minimal /dev, private /tmp,
@@ -156,6 +169,34 @@ type childSpec struct {
 	Cwd, Path      string
 	Mounts         []mountOp
 	Rows, Cols     uint16
+	// Landlock is the ruleset to enforce, completed with Rules for the
+	// child's own mounts; nil runs without Landlock.
+	Landlock *os.File
+	Rules    []landlock.ChildRule
+	// Seccomp is the filter loaded last before exec; empty loads none.
+	Seccomp []byte
+	// Cgroup is a cgroup v2 directory the command is cloned into.
+	Cgroup  *os.File
+	Rlimits []rlimit
+}
+
+// rlimit is a resource limit the command starts with.
+type rlimit struct {
+	Resource   uint32
+	Soft, Hard uint64
+}
+
+// extraFDs lists the descriptors that follow stdio, and their fd* bits.
+func (s *childSpec) extraFDs() (bits uint32, fds []*os.File) {
+	if s.Landlock != nil {
+		bits |= fdLandlock
+		fds = append(fds, s.Landlock)
+	}
+	if s.Cgroup != nil {
+		bits |= fdCgroup
+		fds = append(fds, s.Cgroup)
+	}
+	return bits, fds
 }
 
 type encoder struct{ b []byte }
@@ -222,6 +263,21 @@ func (s *childSpec) encodeView() ([]byte, error) {
 			v = append(append(v, p...), 0)
 		}
 		e.field(tagMount, v)
+	}
+	if bits, _ := s.extraFDs(); bits != 0 {
+		e.u32(tagFDs, bits)
+	}
+	for _, r := range s.Rules {
+		e.field(tagRule, append(binary.LittleEndian.AppendUint64(nil, uint64(r.Access)), append([]byte(r.Path), 0)...))
+	}
+	if len(s.Seccomp) > 0 {
+		e.field(tagSeccomp, s.Seccomp)
+	}
+	for _, r := range s.Rlimits {
+		v := binary.LittleEndian.AppendUint32(nil, r.Resource)
+		v = binary.LittleEndian.AppendUint32(v, 0)
+		v = binary.LittleEndian.AppendUint64(v, r.Soft)
+		e.field(tagRlimit, binary.LittleEndian.AppendUint64(v, r.Hard))
 	}
 	return e.frame(msgView)
 }

@@ -228,9 +228,9 @@ static int parse_mount(const uint8_t *p, uint32_t len, struct fb_mount *m)
  * envp, mounts) must all arrive in one frame. */
 static int parse_spec(uint8_t *p, size_t n, struct fb_spec *s, struct fb_err *e)
 {
-	size_t off, ai = 0, ei = 0, mi = 0;
+	size_t off, ai = 0, ei = 0, mi = 0, ri = 0, li = 0;
 
-	s->argc = s->envc = s->nmounts = 0;
+	s->argc = s->envc = s->nmounts = s->nrules = s->nrlimits = 0;
 	for (int pass = 0; pass < 2; pass++) {
 		for (off = 0; off < n;) {
 			uint16_t tag;
@@ -251,6 +251,8 @@ static int parse_spec(uint8_t *p, size_t n, struct fb_spec *s, struct fb_err *e)
 				s->argc += tag == FB_TAG_ARG;
 				s->envc += tag == FB_TAG_ENV;
 				s->nmounts += tag == FB_TAG_MOUNT;
+				s->nrules += tag == FB_TAG_RULE;
+				s->nrlimits += tag == FB_TAG_RLIMIT;
 				continue;
 			}
 			switch (tag) {
@@ -268,16 +270,40 @@ static int parse_spec(uint8_t *p, size_t n, struct fb_spec *s, struct fb_err *e)
 			case FB_TAG_ALT_ARG0: bad = take_string(v, len, &s->alt_arg0); break;
 			case FB_TAG_WINSIZE: bad = len != 4; if (!bad) { s->rows = le16(v); s->cols = le16(v + 2); } break;
 			case FB_TAG_MOUNT: bad = parse_mount(v, len, &s->mounts[mi++]); break;
+			case FB_TAG_FDS: bad = len != 4; if (!bad) s->fd_bits = le32(v); break;
+			case FB_TAG_RULE:
+				bad = len < 9 || take_string(v + 8, len - 8, &s->rules[ri].path);
+				s->rules[ri++].access = len < 8 ? 0 : le64(v);
+				break;
+			case FB_TAG_SECCOMP:
+				bad = len == 0 || len % 8 != 0 || len / 8 > 0xFFFF || s->bpf != NULL;
+				if (!bad && (s->bpf = malloc(len)) == NULL)
+					return fb_fail(e, "spec", ENOMEM, "allocate the seccomp filter");
+				if (!bad) {
+					memcpy(s->bpf, v, len);
+					s->bpf_len = len;
+				}
+				break;
+			case FB_TAG_RLIMIT:
+				bad = len != 24;
+				if (!bad) {
+					s->rlimits[li].resource = le32(v);
+					s->rlimits[li].soft = le64(v + 8);
+					s->rlimits[li++].hard = le64(v + 16);
+				}
+				break;
 			default: return fb_fail(e, "spec", EPROTO, "unknown field %u", tag);
 			}
 			if (bad)
 				return fb_fail(e, "spec", EPROTO, "malformed field %u", tag);
 		}
-		if (pass == 0 && (s->argc || s->envc || s->nmounts)) {
+		if (pass == 0 && (s->argc || s->envc || s->nmounts || s->nrules || s->nrlimits)) {
 			s->argv = calloc(s->argc + 1, sizeof *s->argv);
 			s->envp = calloc(s->envc + 1, sizeof *s->envp);
 			s->mounts = calloc(s->nmounts + 1, sizeof *s->mounts);
-			if (!s->argv || !s->envp || !s->mounts)
+			s->rules = calloc(s->nrules + 1, sizeof *s->rules);
+			s->rlimits = calloc(s->nrlimits + 1, sizeof *s->rlimits);
+			if (!s->argv || !s->envp || !s->mounts || !s->rules || !s->rlimits)
 				return fb_fail(e, "spec", ENOMEM, "allocate spec");
 		}
 	}
@@ -314,12 +340,16 @@ int read_spec(uint8_t type, struct fb_spec *s, struct fb_err *e)
  * mount plan, which the parent sends once it has planned them. */
 int read_view(struct fb_spec *s, struct fb_err *e)
 {
-	int nfds = 0;
+	int fds[5], nfds = 0, want = 3, i = 3;
 
-	if (read_frame(FB_MSG_VIEW, s, s->stdio, &nfds, 3, e) < 0)
+	if (read_frame(FB_MSG_VIEW, s, fds, &nfds, 5, e) < 0)
 		return -1;
-	if (nfds != 3)
-		return fb_fail(e, "spec", EPROTO, "the view came with %d standard streams, not 3", nfds);
+	want += !!(s->fd_bits & FB_FD_LANDLOCK) + !!(s->fd_bits & FB_FD_CGROUP);
+	if (nfds != want || (s->fd_bits & ~(uint32_t)(FB_FD_LANDLOCK | FB_FD_CGROUP)))
+		return fb_fail(e, "spec", EPROTO, "the view came with %d descriptors, not %d", nfds, want);
+	memcpy(s->stdio, fds, sizeof s->stdio);
+	s->landlock_fd = (s->fd_bits & FB_FD_LANDLOCK) ? fds[i++] : -1;
+	s->cgroup_fd = (s->fd_bits & FB_FD_CGROUP) ? fds[i++] : -1;
 	if (s->argc == 0 || s->cwd == NULL || s->path == NULL)
 		return fb_fail(e, "spec", EPROTO, "spec lacks argv, cwd or PATH");
 	if (s->slots > s->nmounts)

@@ -11,7 +11,8 @@ func TestWireConstantsMatchC(t *testing.T) {
 		tagArg, tagEnv, tagCwd, tagPath, tagMount, tagWinsize, tagAltArg0, tagSlots, tagRunFlags,
 		flagNewNet, flagIsolate, flagSubreaper, runFlagPTY,
 		opClone, opAttach, opSetattr, opTmpfs, opMkdir, opMkfile, opSymlink, opHide,
-		opFlagRecursive, opFlagDir, syncFD, maxFrame, 48}
+		opFlagRecursive, opFlagDir, syncFD, maxFrame, 48, tagFDs, tagRule, tagSeccomp,
+		tagRlimit, fdLandlock, fdCgroup}
 	for i, want := range goSide {
 		if got := wireConstantC(i); got != want {
 			t.Errorf("wire constant %d: C has %d, Go has %d", i, got, want)

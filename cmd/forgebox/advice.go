@@ -1,6 +1,8 @@
 package main
 
 import (
+	"strings"
+
 	"github.com/forgebox/forgebox/sandbox"
 )
 
@@ -13,7 +15,10 @@ func fixFor(c sandbox.Check, r sandbox.Report) string {
 	case sandbox.CheckMountAPI:
 		return "upgrade to Linux 5.12 or later"
 	case sandbox.CheckLandlock:
-		if c.Detail == "Landlock is built in but disabled at boot" {
+		if strings.Contains(c.Detail, "lacks") {
+			return "use Linux 6.12 or later (Landlock ABI 6), or pass --best-effort to run without the missing Landlock features"
+		}
+		if strings.Contains(c.Detail, "not enabled at boot") {
 			return "add landlock to the kernel's lsm= boot parameter (e.g. lsm=landlock,lockdown,yama,apparmor,bpf) and reboot"
 		}
 		return "use a kernel built with CONFIG_SECURITY_LANDLOCK (Linux 5.13 or later)"

@@ -99,7 +99,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.Var(&f.ro, "ro", "also make `PATH` visible read-only (absolute; repeatable)")
 	fs.Var(&f.hide, "hide", "hide `PATH` as well (absolute; repeatable)")
 	fs.StringVar(&f.profile, "profile", "workspace", "`PROFILE`: workspace, strict (system directories and the workspace only) or readonly")
-	fs.StringVar(&f.network, "net", "none", "`MODE`: none (loopback only) or host")
+	fs.StringVar(&f.network, "net", "none", "`MODE`: none (own loopback, TCP refused), loopback (own loopback, TCP allowed there) or host")
 	fs.Var(&f.env, "env", "pass host variable `NAME`, or set NAME=VALUE (repeatable)")
 	fs.Var(&f.timeout, "timeout", "kill the whole process tree after `DURATION` and exit 124")
 	fs.Var(&f.grace, "grace", "after SIGINT/SIGTERM or a timeout, wait `DURATION` before killing (default 2s)")

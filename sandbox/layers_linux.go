@@ -1,0 +1,113 @@
+package sandbox
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/forgebox/forgebox/landlock"
+	"golang.org/x/sys/unix"
+)
+
+// landlockPolicy is the file policy of the view, for Landlock: the host
+// tree readable, the writable roots writable, and no rule at all for what
+// the view hides or replaces with its own mounts. Read-only grants are
+// read roots of their own, since they may lie beneath a covered path.
+//
+// Two kinds of hidden path are not carved out of the read rules, since
+// carving costs a rule per sibling: sockets (Landlock before ABI 9 does not
+// govern connecting to them; the mount view does) and paths the caller
+// could not read anyway (file permissions already refuse them, as the
+// command runs with the caller's ids and no capabilities).
+//
+// dirCover and fileCover are covers the child grants reading, so hidden
+// paths show up empty: one of each is enough, since every cover is a clone
+// of the same two stand-ins.
+func landlockPolicy(l layout, items []viewItem, sockets []string) (p landlock.Policy, private []string, dirCover, fileCover string) {
+	p = landlock.Policy{ReadRoots: []string{"/"}, DenyTCP: l.Network == NetNone}
+	for _, it := range items {
+		switch {
+		case it.Kind == kindCover:
+			if slices.Contains(sockets, it.Path) {
+				continue
+			}
+			if it.Dir && dirCover == "" {
+				dirCover = it.Path
+			} else if !it.Dir && fileCover == "" {
+				fileCover = it.Path
+			}
+			if reachable(it.Path, it.Dir) {
+				p.Exclude = append(p.Exclude, it.Path)
+			}
+		case it.Kind == kindBase:
+			p.Exclude = append(p.Exclude, it.Path)
+			if it.Path != "/proc" && it.Path != "/dev" && it.Path != "/dev/pts" {
+				private = append(private, it.Path)
+			}
+		case it.Kind == kindGrant && it.Set&attrRdonly == 0:
+			p.WriteRoots = append(p.WriteRoots, it.Path)
+		case it.Kind == kindGrant:
+			p.ReadRoots = append(p.ReadRoots, it.Path)
+		}
+	}
+	slices.Sort(private)
+	return p, private, dirCover, fileCover
+}
+
+// reachable reports whether the caller's ids let it read the path, or for
+// a directory read or search it.
+func reachable(path string, dir bool) bool {
+	if unix.Faccessat(unix.AT_FDCWD, path, unix.R_OK, unix.AT_EACCESS) == nil {
+		return true
+	}
+	return dir && unix.Faccessat(unix.AT_FDCWD, path, unix.X_OK, unix.AT_EACCESS) == nil
+}
+
+// landlockNeeds are the Landlock features a run needs, with the ABI that
+// brought each.
+func landlockNeeds(net Network) []landlockFeature {
+	f := []landlockFeature{{"landlock filesystem rules", 1}}
+	if net == NetNone {
+		f = append(f, landlockFeature{"landlock TCP bind/connect denial", 4})
+	}
+	return append(f, landlockFeature{"landlock scoping of abstract Unix sockets and signals", 6})
+}
+
+type landlockFeature struct {
+	name string
+	abi  int
+}
+
+// planLandlock builds the run's Landlock ruleset. A feature the kernel
+// lacks refuses the run, or with --best-effort is reported missing.
+func (p *prepared) planLandlock(s Spec, l layout, items []viewItem) error {
+	abi, why := landlock.ABI()
+	for _, f := range landlockNeeds(l.Network) {
+		if abi >= f.abi {
+			continue
+		}
+		reason := fmt.Sprintf("the kernel offers Landlock ABI %d, %s needs ABI %d", abi, f.name, f.abi)
+		if why != nil {
+			reason = why.Error()
+		}
+		if !s.BestEffort {
+			return &UnavailableError{Layer: f.name, Reason: reason, Err: why}
+		}
+		p.enforced.Missing = append(p.enforced.Missing, f.name+" ("+reason+")")
+	}
+	if abi < 1 {
+		return nil
+	}
+	pol, private, dirCover, fileCover := landlockPolicy(l, items, p.enforced.Sockets)
+	rs, n, err := landlock.Build(pol, abi)
+	if err != nil {
+		return &UnavailableError{Layer: "landlock", Reason: err.Error(), Err: err}
+	}
+	h := landlock.HandledAt(abi, pol.DenyTCP)
+	p.child.Landlock = rs
+	p.child.Rules = landlock.ChildRules(private, dirCover, fileCover, h.FS)
+	p.enforced.LandlockABI = abi
+	p.enforced.LandlockRules = n + len(p.child.Rules)
+	p.enforced.LandlockTCP = h.Net != 0
+	p.enforced.LandlockScoped = h.Scoped != 0
+	return nil
+}
