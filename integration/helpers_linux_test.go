@@ -138,6 +138,14 @@ type enforced struct {
 	PrivateDirs  []string `json:"private_dirs"`
 	PTY          bool     `json:"pty"`
 	Missing      []string `json:"missing"`
+
+	LandlockABI    int      `json:"landlock_abi"`
+	LandlockTCP    bool     `json:"landlock_tcp_denied"`
+	LandlockScoped bool     `json:"landlock_scoped"`
+	Seccomp        bool     `json:"seccomp"`
+	SeccompDenied  []string `json:"seccomp_denied"`
+	NoNewPrivs     bool     `json:"no_new_privs"`
+	Capabilities   string   `json:"capabilities"`
 }
 
 // runJSON runs forgebox run --json ARGS and decodes the one JSON object it

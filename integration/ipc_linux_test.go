@@ -139,6 +139,23 @@ func TestAbstractSocketsIsolatedWithoutNetwork(t *testing.T) {
 	})
 }
 
+// With --net host the host's abstract sockets share the namespace, and
+// Landlock's scoping (ABI 6+) is what still refuses connecting to them.
+func TestAbstractSocketsScopedWithHostNetwork(t *testing.T) {
+	forEachModeSerial(t, func(t *testing.T, e *env) {
+		name := "forgebox-test-" + marker()
+		ln, err := net.Listen("unix", "@"+name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		l := serve(t, ln)
+		op := "connect-abstract " + name
+		allowed(t, e.probeHost(op))
+		blocked(t, e.probe([]string{"--net", "host"}, op), "EPERM")
+		l.wantAccepted(t, "@"+name, 1)
+	})
+}
+
 // The view hides the host's sockets even from a command that knows where
 // they are and tries the path through a symlink it made itself.
 func TestSocketThroughSymlinkIsCovered(t *testing.T) {

@@ -31,7 +31,7 @@ func QuickReport() Report {
 
 // requiredChecks are the capabilities forgebox run cannot do without.
 var requiredChecks = map[string]bool{CheckUserNS: true, CheckSandbox: true, CheckMountAPI: true, CheckPTY: true,
-	CheckLandlock: true}
+	CheckLandlock: true, CheckSeccomp: true}
 
 // Diagnose inspects the host and launches one real sandbox to see what
 // works. It changes nothing on the host.

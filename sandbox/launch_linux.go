@@ -44,10 +44,16 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
+	filter := compileSeccomp(spec.network())
 	if err := p.planView(spec, tl); err != nil {
 		c.abort()
 		return nil, err
 	}
+	if err := p.useSeccomp(spec, <-filter); err != nil {
+		c.abort()
+		return nil, err
+	}
+	tl.mark("seccomp filter")
 	res, err := c.finish(ctx, spec, p, pl, tl)
 	var un *UnavailableError
 	if errors.As(err, &un) && spec.BestEffort {

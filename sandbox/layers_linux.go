@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/forgebox/forgebox/landlock"
+	"github.com/forgebox/forgebox/seccomp"
 	"golang.org/x/sys/unix"
 )
 
@@ -109,5 +110,38 @@ func (p *prepared) planLandlock(s Spec, l layout, items []viewItem) error {
 	p.enforced.LandlockRules = n + len(p.child.Rules)
 	p.enforced.LandlockTCP = h.Net != 0
 	p.enforced.LandlockScoped = h.Scoped != 0
+	return nil
+}
+
+// compiled is a seccomp filter compiled for the run, or why not.
+type compiled struct {
+	prog *seccomp.Program
+	err  error
+}
+
+// compileSeccomp compiles the run's filter while the rest is planned: it
+// depends only on the network mode.
+func compileSeccomp(net Network) <-chan compiled {
+	ch := make(chan compiled, 1)
+	go func() {
+		prog, err := seccomp.Compile(seccomp.Options{RestrictNetwork: net != NetHost})
+		ch <- compiled{prog, err}
+	}()
+	return ch
+}
+
+// useSeccomp hands the filter to the child, which loads it last before
+// exec. Without one the run is refused, or with --best-effort reported.
+func (p *prepared) useSeccomp(s Spec, c compiled) error {
+	if c.err != nil {
+		if !s.BestEffort {
+			return &UnavailableError{Layer: "seccomp", Reason: c.err.Error(), Err: c.err}
+		}
+		p.enforced.Missing = append(p.enforced.Missing, "seccomp filter ("+c.err.Error()+")")
+		return nil
+	}
+	p.child.Seccomp = c.prog.BPF
+	p.enforced.Seccomp = true
+	p.enforced.SeccompDenied = c.prog.Denied
 	return nil
 }

@@ -64,7 +64,8 @@ func newRun(s Spec, pty bool, rows, cols uint16) (*prepared, error) {
 		Argv: argv, Env: env, AltArg0: alt, Path: lookupEnv(env, "PATH"),
 		Rows: rows, Cols: cols,
 	}
-	p.enforced = Enforced{Sandbox: true, PTY: pty, Namespaces: []string{"user", "pid", "mount", "ipc", "uts"}}
+	p.enforced = Enforced{Sandbox: true, PTY: pty, Namespaces: []string{"user", "pid", "mount", "ipc", "uts"},
+		NoNewPrivs: true, Capabilities: "none"}
 	if s.network() != NetHost {
 		p.child.Flags |= flagNewNet
 		p.enforced.Namespaces = append(p.enforced.Namespaces, "net")
@@ -132,6 +133,7 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		return err
 	}
 	enf.Sandbox, enf.PTY, enf.Namespaces = p.enforced.Sandbox, p.enforced.PTY, p.enforced.Namespaces
+	enf.NoNewPrivs, enf.Capabilities = p.enforced.NoNewPrivs, p.enforced.Capabilities
 	enf.Watched = []string{}
 	if p.guard != nil {
 		for _, w := range p.guard.watched {
@@ -291,7 +293,8 @@ func (p *prepared) unisolated(why string) {
 	p.enforced = Enforced{PTY: old.PTY, Missing: missing, Namespaces: none, Writable: none, Hidden: none,
 		Sockets: none, Protected: none, Watched: old.Watched, PrivateDirs: none,
 		LandlockABI: old.LandlockABI, LandlockRules: old.LandlockRules, LandlockTCP: old.LandlockTCP,
-		LandlockScoped: old.LandlockScoped}
+		LandlockScoped: old.LandlockScoped, Seccomp: old.Seccomp, SeccompDenied: old.SeccompDenied,
+		NoNewPrivs: old.NoNewPrivs, Capabilities: old.Capabilities}
 	if old.LandlockABI > 0 {
 		p.enforced.Writable = old.Writable
 	}

@@ -96,6 +96,15 @@ type Enforced struct {
 	LandlockRules  int  `json:"landlock_rules"`
 	LandlockTCP    bool `json:"landlock_tcp_denied"`
 	LandlockScoped bool `json:"landlock_scoped"`
+	// Seccomp: the filter was loaded right before exec; SeccompDenied
+	// names what it refuses.
+	Seccomp       bool     `json:"seccomp"`
+	SeccompDenied []string `json:"seccomp_denied"`
+	// NoNewPrivs and Capabilities: the command cannot gain privileges
+	// (setuid bits, file capabilities) and starts with every capability
+	// set empty ("none").
+	NoNewPrivs   bool   `json:"no_new_privs"`
+	Capabilities string `json:"capabilities"`
 	// Missing lists what --best-effort could not enforce.
 	Missing []string `json:"missing,omitempty"`
 }

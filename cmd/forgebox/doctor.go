@@ -46,9 +46,7 @@ func (e env) doctor(args []string) int {
 			case !c.OK && c.Required:
 				mark = "MISSING"
 			case !c.OK:
-				mark, note = "absent ", " (not used by this version)"
-			case !c.Required:
-				note = " (not used by this version)"
+				mark, note = "absent ", " (optional)"
 			}
 			fmt.Fprintf(w, "  %s %-16s %s%s\n", mark, c.Name, c.Detail, note)
 			if fix := fixes[c.Name]; fix != "" {

@@ -224,6 +224,9 @@ func do(op string, a []string) (string, error) {
 	case "id":
 		return fmt.Sprintf("%d,%d,%d", os.Getuid(), os.Getgid(), os.Geteuid()), nil
 	}
+	if out, err, ok := kernelOp(op, a); ok {
+		return out, err
+	}
 	return "", fmt.Errorf("unknown operation %q", op)
 }
 
@@ -251,7 +254,8 @@ func errnoOf(err error) (syscall.Errno, bool) {
 }
 
 var errnoNames = map[syscall.Errno]string{
-	syscall.EROFS: "EROFS", syscall.EACCES: "EACCES", syscall.EPERM: "EPERM", syscall.ENOENT: "ENOENT",
+	syscall.EPROTONOSUPPORT: "EPROTONOSUPPORT",
+	syscall.EROFS:           "EROFS", syscall.EACCES: "EACCES", syscall.EPERM: "EPERM", syscall.ENOENT: "ENOENT",
 	syscall.EBUSY: "EBUSY", syscall.ECONNREFUSED: "ECONNREFUSED", syscall.ENETUNREACH: "ENETUNREACH",
 	syscall.ESRCH: "ESRCH", syscall.ENOTTY: "ENOTTY", syscall.ENXIO: "ENXIO", syscall.EXDEV: "EXDEV",
 	syscall.EEXIST: "EEXIST", syscall.ENOTDIR: "ENOTDIR", syscall.EISDIR: "EISDIR", syscall.EINVAL: "EINVAL",
