@@ -303,6 +303,8 @@ func TestNoTerminalInjectionInPTYMode(t *testing.T) {
 		// anything injected there would wait in its input queue.
 		r := e.start([]string{"run", "--no-stdin", "--", probe, `tiocsti 0 id\n`, `tiocsti tty id\n`, "fds"}, onTerminal(tm, true))
 		res := r.wait(t, 20*time.Second)
+		// The terminal's reader may still be copying what forgebox wrote.
+		waitFor(5*time.Second, func() bool { return strings.Count(tm.text(), `{"op"`) >= 3 })
 		vs := tm.verdicts(t)
 		if res.code != 0 || len(vs) != 3 {
 			t.Fatalf("exit %d, terminal %q", res.code, tm.text())
