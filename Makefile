@@ -25,3 +25,11 @@ bench: build
 
 clean:
 	rm -rf bin
+
+# Boots Debian's 6.1 and 6.12 kernels under QEMU (software emulation) and
+# runs forgebox's checks inside (integration/vm). The setup installs QEMU and
+# caches the kernels the first time (as root).
+.PHONY: vmtest
+vmtest:
+	./integration/vm/setup
+	FORGEBOX_VM=1 $(GO) test -count=1 -v ./integration/vm/
