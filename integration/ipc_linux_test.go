@@ -125,23 +125,19 @@ func TestRunAndTmpSocketsInvisible(t *testing.T) {
 // Abstract sockets live in the network namespace: with the default
 // --net none the host's are out of reach.
 func TestAbstractSocketsIsolatedWithoutNetwork(t *testing.T) {
-	forEachModeSerial(t, func(t *testing.T, e *env) {
-		name := "forgebox-test-" + marker()
-		ln, err := net.Listen("unix", "@"+name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := serve(t, ln)
-		op := "connect-abstract " + name
-		allowed(t, e.probeHost(op))
-		blocked(t, e.probe(nil, op), "ECONNREFUSED")
-		l.wantAccepted(t, "@"+name, 1)
-	})
+	abstractSocketRefused(t, nil, "ECONNREFUSED")
 }
 
 // With --net host the host's abstract sockets share the namespace, and
 // Landlock's scoping (ABI 6+) is what still refuses connecting to them.
 func TestAbstractSocketsScopedWithHostNetwork(t *testing.T) {
+	abstractSocketRefused(t, []string{"--net", "host"}, "EPERM")
+}
+
+// abstractSocketRefused listens on a host abstract socket, checks the host
+// reaches it, and that the command run with flags is refused with errno
+// and never connected.
+func abstractSocketRefused(t *testing.T, flags []string, errno string) {
 	forEachModeSerial(t, func(t *testing.T, e *env) {
 		name := "forgebox-test-" + marker()
 		ln, err := net.Listen("unix", "@"+name)
@@ -151,7 +147,7 @@ func TestAbstractSocketsScopedWithHostNetwork(t *testing.T) {
 		l := serve(t, ln)
 		op := "connect-abstract " + name
 		allowed(t, e.probeHost(op))
-		blocked(t, e.probe([]string{"--net", "host"}, op), "EPERM")
+		blocked(t, e.probe(flags, op), errno)
 		l.wantAccepted(t, "@"+name, 1)
 	})
 }

@@ -90,14 +90,6 @@ type Rule struct {
 	Dir    bool
 }
 
-func (r Rule) String() string {
-	kind := "file"
-	if r.Dir {
-		kind = "dir"
-	}
-	return fmt.Sprintf("%s %s %#x", kind, r.Path, uint64(r.Access))
-}
-
 // Rules lists the path rules of p for a ruleset that handles fs. A read
 // root with an excluded path beneath it is replaced by rules for its other
 // entries, recursively; symbolic links need no rule (Landlock checks the

@@ -11,7 +11,7 @@ import (
 )
 
 // kernelOp attempts what the kernel layers (seccomp, capabilities,
-// no_new_privs, cgroups) must refuse. ok is false for an unknown op.
+// no_new_privs) must refuse. ok is false for an unknown op.
 func kernelOp(op string, a []string) (out string, err error, ok bool) {
 	ok = true
 	switch op {
@@ -119,35 +119,6 @@ func kernelOp(op string, a []string) (out string, err error, ok bool) {
 		err = unix.Setuid(0)
 	case "exec": // exec a program and report what it printed (a setuid binary, say)
 		out, err = runProgram(a)
-	case "fork-bomb": // fork until refused; report how many
-		n := 0
-		for ; n < 100000; n++ {
-			r, _, e := unix.RawSyscall(unix.SYS_FORK, 0, 0, 0)
-			if e != 0 {
-				err = e
-				break
-			}
-			if r == 0 {
-				unix.RawSyscall(unix.SYS_PAUSE, 0, 0, 0)
-				unix.RawSyscall(unix.SYS_EXIT, 0, 0, 0)
-			}
-		}
-		out = fmt.Sprint(n)
-	case "hog": // allocate and touch MiB until killed or refused
-		var mib int
-		fmt.Sscan(arg(a, 0), &mib)
-		var keep [][]byte
-		for i := 0; i < mib; i++ {
-			b, e := unix.Mmap(-1, 0, 1<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANON)
-			if e != nil {
-				return fmt.Sprint(i), e, true
-			}
-			for j := 0; j < len(b); j += 4096 {
-				b[j] = 1
-			}
-			keep = append(keep, b)
-		}
-		out = fmt.Sprint(len(keep))
 	default:
 		ok = false
 	}
