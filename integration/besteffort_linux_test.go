@@ -76,6 +76,28 @@ func TestBestEffortRunsUnsandboxed(t *testing.T) {
 	})
 }
 
+// Without namespaces, --best-effort loses the mount view but not the kernel
+// layers: Landlock still refuses a write outside the workspace (the host
+// file is unchanged) and seccomp still refuses ptrace and new namespaces.
+func TestBestEffortKeepsKernelLayers(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		if r := e.withoutUserNamespaces("unshare", "-U", "true"); r.code == 0 || r.code == 99 {
+			t.Skipf("cannot refuse user namespaces this way here (exit %d: %s)", r.code, r.stderr)
+		}
+		target := filepath.Join(e.outside, "kept")
+		e.write(target, "before")
+		before := snap(t, target)
+		r := e.withoutUserNamespaces(forgebox, "run", "--best-effort", "--", probe, "write "+target+" after", "ptrace-parent", "unshare-mount")
+		vs := decodeVerdicts(t, r.stdout)
+		if r.code != 0 || len(vs) != 3 {
+			t.Fatalf("--best-effort probe: exit %d, %d verdicts\nstderr: %s", r.code, len(vs), r.stderr)
+		}
+		blocked(t, vs[:1], "EACCES")
+		blocked(t, vs[1:], "EPERM")
+		unchanged(t, target, before)
+	})
+}
+
 // doctorReport is the part of forgebox doctor --json the tests read.
 type doctorReport struct {
 	Checks []struct {
