@@ -10,14 +10,17 @@ import (
 
 // RunResult is the JSON object `forgebox run --json` prints.
 type RunResult struct {
-	Argv       []string `json:"argv,omitempty"`
-	Command    string   `json:"command,omitempty"`
-	Cwd        string   `json:"cwd"`
-	Workspace  string   `json:"workspace,omitempty"`
-	ExitCode   int      `json:"exit_code"`
-	Signal     *string  `json:"signal"`
-	TimedOut   bool     `json:"timed_out"`
-	DurationMS float64  `json:"duration_ms"`
+	Argv      []string `json:"argv,omitempty"`
+	Command   string   `json:"command,omitempty"`
+	Cwd       string   `json:"cwd"`
+	Workspace string   `json:"workspace,omitempty"`
+	ExitCode  int      `json:"exit_code"`
+	Signal    *string  `json:"signal"`
+	TimedOut  bool     `json:"timed_out"`
+	// OOMKilled: the kernel's OOM killer stopped the command (or a process
+	// of its tree) at the memory limit; the exit code is then 137.
+	OOMKilled  bool    `json:"oom_killed"`
+	DurationMS float64 `json:"duration_ms"`
 
 	Stdout          string `json:"stdout"`
 	Stderr          string `json:"stderr"`
@@ -42,11 +45,17 @@ type RunResult struct {
 	Timeline []sandbox.Phase `json:"timeline,omitempty"`
 }
 
-// Usage is the command's resource use.
+// Usage is the command's resource use. The first three are the kernel's
+// account of the command and the children it waited for; the rest are the
+// whole tree's, measured by the run's cgroup, and null without one (peak
+// memory also on kernels that do not report it: cgroup v2 before 5.19).
 type Usage struct {
-	UserMS      float64 `json:"user_ms"`
-	SystemMS    float64 `json:"system_ms"`
-	MaxRSSBytes int64   `json:"max_rss_bytes"`
+	UserMS          float64  `json:"user_ms"`
+	SystemMS        float64  `json:"system_ms"`
+	MaxRSSBytes     int64    `json:"max_rss_bytes"`
+	PeakMemoryBytes *int64   `json:"peak_memory_bytes"`
+	CPUMS           *float64 `json:"cpu_ms"`
+	ForksRefused    *int64   `json:"forks_refused"`
 }
 
 // Error explains why a command did not run. Code is one of: invalid,
@@ -71,6 +80,7 @@ func FromResult(r *sandbox.Result) RunResult {
 		ExitCode:   r.ExitCode,
 		TimedOut:   r.TimedOut,
 		DurationMS: float64(r.Duration.Microseconds()) / 1000,
+		OOMKilled:  r.OOMKilled,
 		Usage: &Usage{
 			UserMS:      float64(r.Usage.UserTime.Microseconds()) / 1000,
 			SystemMS:    float64(r.Usage.SystemTime.Microseconds()) / 1000,
@@ -88,6 +98,14 @@ func FromResult(r *sandbox.Result) RunResult {
 	}
 	enf := r.Enforced
 	out.Enforced = &enf
+	if enf.Cgroup != "" {
+		cpu := float64(r.Usage.TreeCPUTime.Microseconds()) / 1000
+		forks := r.Usage.ForksRefused
+		out.Usage.CPUMS, out.Usage.ForksRefused = &cpu, &forks
+		if peak := r.Usage.PeakMemoryBytes; peak > 0 {
+			out.Usage.PeakMemoryBytes = &peak
+		}
+	}
 	out.Stdout, out.StdoutBase64 = Text(r.Stdout)
 	out.Stderr, out.StderrBase64 = Text(r.Stderr)
 	out.StdoutBytes, out.StdoutTruncated = r.Stdout.Total, r.Stdout.Truncated()

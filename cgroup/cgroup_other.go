@@ -26,12 +26,13 @@ func unsupported(op string) error {
 // Create fails with errors.ErrUnsupported.
 func Create(Host, string, Limits) (*Group, error) { return nil, unsupported("create cgroup") }
 
-func (*Group) Name() string                  { return "" }
-func (*Group) Paths() []string               { return nil }
-func (*Group) Add(int) error                 { return unsupported("add to cgroup") }
-func (*Group) Dir() (*os.File, error)        { return nil, unsupported("open cgroup") }
-func (*Group) Stats() (Stats, error)         { return Stats{}, unsupported("read cgroup stats") }
-func (*Group) Destroy(context.Context) error { return unsupported("destroy cgroup") }
+func (*Group) Name() string                   { return "" }
+func (*Group) Paths() []string                { return nil }
+func (*Group) Add(int) error                  { return unsupported("add to cgroup") }
+func (*Group) Dir() (*os.File, error)         { return nil, unsupported("open cgroup") }
+func (*Group) JoinFiles() ([]*os.File, error) { return nil, unsupported("open cgroup") }
+func (*Group) Stats() (Stats, error)          { return Stats{}, unsupported("read cgroup stats") }
+func (*Group) Destroy(context.Context) error  { return unsupported("destroy cgroup") }
 
 // CleanStale fails with errors.ErrUnsupported.
 func CleanStale(context.Context, Host) ([]string, error) {

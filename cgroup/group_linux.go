@@ -3,6 +3,7 @@ package cgroup
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 
@@ -108,6 +109,32 @@ func (g *Group) Dir() (*os.File, error) {
 		return nil, fmt.Errorf("open cgroup %s: %w", g.name, err)
 	}
 	return f, nil
+}
+
+// JoinFiles opens the cgroup.procs file of each of the group's directories
+// for writing. Whoever holds them can move a process into the group by
+// writing its pid ("0": the writer itself): the kernel checks the
+// credentials of the opener, not of the writer, so a sandboxed process
+// without privileges can join before it execs. The descriptors are
+// close-on-exec; the caller closes them.
+func (g *Group) JoinFiles() ([]*os.File, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.impl == nil {
+		return nil, fmt.Errorf("open cgroup %s: %w", g.name, ErrDestroyed)
+	}
+	var files []*os.File
+	for _, dir := range g.impl.paths() {
+		f, err := os.OpenFile(filepath.Join(dir, "cgroup.procs"), os.O_WRONLY, 0)
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return nil, fmt.Errorf("open cgroup %s: %w", g.name, err)
+		}
+		files = append(files, f)
+	}
+	return files, nil
 }
 
 // Stats reads what the group measured so far. Read it before Destroy.

@@ -76,6 +76,9 @@ struct fb_spec {
 	/* enforcement, from the view frame */
 	uint32_t fd_bits;
 	int landlock_fd, cgroup_fd; /* -1 when absent */
+	int join_fds[FB_MAX_JOIN];  /* cgroup.procs files to join */
+	size_t njoin;
+	int in_cgroup; /* the command was cloned into cgroup_fd */
 	struct fb_rule *rules;
 	size_t nrules;
 	uint8_t *bpf; /* struct sock_filter[], copied aligned */

@@ -133,6 +133,23 @@ int drop_capabilities(int isolated, struct fb_err *e)
 	return 0;
 }
 
+/* join_cgroup moves the command into the run's cgroup, unless it was
+ * cloned there, by writing "0" (this process) to each cgroup.procs file the
+ * parent opened. The kernel checks the opener's credentials, so the write
+ * needs no privilege here. Before anything else: whatever the command
+ * does, it does inside the limits. */
+static int join_cgroup(struct fb_spec *s, struct fb_err *e)
+{
+	for (size_t i = 0; i < s->njoin; i++) {
+		if (!s->in_cgroup && write(s->join_fds[i], "0", 1) != 1)
+			return fb_fail(e, "cgroup", errno, "join the run's cgroup");
+		close(s->join_fds[i]);
+	}
+	if (s->cgroup_fd >= 0)
+		close(s->cgroup_fd);
+	return 0;
+}
+
 /* set_rlimits applies the limits that stand in for a cgroup the caller
  * cannot create. */
 static int set_rlimits(const struct fb_spec *s, struct fb_err *e)
@@ -295,7 +312,8 @@ static __attribute__((noreturn)) void command_main(struct fb_spec *s, const stru
 	/* no_new_privs before Landlock, which requires it; capabilities
 	 * after, while dropping them may still need CAP_SETPCAP; seccomp
 	 * last, so that its filter need not allow any step of the setup. */
-	if (reset_signals(&e) < 0 ||
+	if (join_cgroup(s, &e) < 0 ||
+	    reset_signals(&e) < 0 ||
 	    enter_session(t, &e) < 0 ||
 	    enter_workdir(s, &e) < 0 ||
 	    set_rlimits(s, &e) < 0 ||
@@ -311,6 +329,44 @@ static __attribute__((noreturn)) void command_main(struct fb_spec *s, const stru
 
 /* ---- PID 1: start, report, supervise --------------------------------- */
 
+/* struct clone_args of linux/sched.h, up to the cgroup field (Linux 5.7). */
+struct fb_clone_args {
+	uint64_t flags, pidfd, child_tid, parent_tid, exit_signal, stack, stack_size, tls, set_tid, set_tid_size,
+		cgroup;
+};
+#define FB_CLONE_INTO_CGROUP 0x200000000ULL
+
+/* fork_command forks the command's process. With a cgroup v2 directory it
+ * is cloned straight into the group (CLONE_INTO_CGROUP); a kernel without
+ * that (before 5.7) gets a plain fork, and the child joins through
+ * cgroup.procs instead. */
+static pid_t fork_command(struct fb_spec *s)
+{
+	if (s->cgroup_fd >= 0) {
+		struct fb_clone_args a = {.flags = FB_CLONE_INTO_CGROUP, .exit_signal = SIGCHLD, .cgroup = (uint64_t)s->cgroup_fd};
+		pid_t pid = syscall(FB_SYS_CLONE3, &a, sizeof a);
+		if (pid == 0)
+			s->in_cgroup = 1;
+		if (pid >= 0 || (errno != ENOSYS && errno != E2BIG && errno != EINVAL))
+			return pid;
+	}
+	return fork();
+}
+
+/* release_command_fds closes what only the command needed: PID 1 must not
+ * keep a way into the cgroup or the ruleset for the rest of the run. */
+static void release_command_fds(struct fb_spec *s)
+{
+	for (size_t i = 0; i < s->njoin; i++)
+		close(s->join_fds[i]);
+	s->njoin = 0;
+	if (s->cgroup_fd >= 0)
+		close(s->cgroup_fd);
+	if (s->landlock_fd >= 0)
+		close(s->landlock_fd);
+	s->cgroup_fd = s->landlock_fd = -1;
+}
+
 int start_command(struct fb_spec *s, struct fb_term *t, pid_t *cmd, struct fb_err *e)
 {
 	int p[2];
@@ -319,14 +375,16 @@ int start_command(struct fb_spec *s, struct fb_term *t, pid_t *cmd, struct fb_er
 
 	if (pipe2(p, O_CLOEXEC) < 0)
 		return fb_fail(e, "start", errno, "pipe");
-	*cmd = fork();
+	*cmd = fork_command(s);
 	if (*cmd < 0)
-		return fb_fail(e, "start", errno, "fork");
+		return fb_fail(e, s->cgroup_fd >= 0 ? "cgroup" : "start", errno, "start the command%s",
+			       s->cgroup_fd >= 0 ? " in the run's cgroup" : "");
 	if (*cmd == 0) {
 		close(p[0]);
 		command_main(s, t, p[1]);
 	}
 	close(p[1]);
+	release_command_fds(s);
 	if (t->slave >= 0) {
 		close(t->slave);
 		t->slave = -1;

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/forgebox/forgebox/cgroup"
 	"os"
 	"os/user"
 	"strconv"
@@ -38,7 +39,8 @@ var requiredChecks = map[string]bool{CheckUserNS: true, CheckSandbox: true, Chec
 func Diagnose(ctx context.Context) Report {
 	r := QuickReport()
 	launch := launchCheck(ctx)
-	r.Checks = append(r.Checks, launch, mountAPICheck(), landlockCheck(), seccompCheck(), cgroupCheck(r.Root), ptyCheck())
+	cg := cgroupCheck()
+	r.Checks = append(r.Checks, launch, mountAPICheck(), landlockCheck(), seccompCheck(), cg, ptyCheck())
 	if launch.OK {
 		r.WillEnforce = []string{
 			"user, PID, mount, IPC, UTS and network namespaces",
@@ -49,6 +51,9 @@ func Diagnose(ctx context.Context) Report {
 			"Landlock: the same file policy as the view, TCP denied with --net none, sockets and signals scoped",
 			"no capabilities, no_new_privs, own session and pseudo-terminal",
 			"whole process tree killed on exit, timeout and forgebox's death",
+			"seccomp filter: ptrace, mount, namespaces, io_uring, bpf, modules, TIOCSTI and raw sockets refused",
+			fmt.Sprintf("default limits: memory by %s, tasks by %s (see the cgroups check)",
+				cg.Values["memory_limit"], cg.Values["pids_limit"]),
 		}
 	} else {
 		r.Missing = append(r.Missing, "sandbox: "+launch.Detail)
@@ -153,45 +158,29 @@ func seccompCheck() Check {
 	return Check{Name: CheckSeccomp, OK: true, Detail: "seccomp filters are available"}
 }
 
-func cgroupCheck(root bool) Check {
-	c := Check{Name: CheckCgroups, Values: map[string]string{}}
-	var fs unix.Statfs_t
-	if unix.Statfs("/sys/fs/cgroup", &fs) != nil {
-		c.Detail = "no cgroup filesystem at /sys/fs/cgroup"
-		return c
+// cgroupCheck says how the default limits would be enforced here. Without
+// cgroups the run goes on (the task limit may fall back to RLIMIT_NPROC),
+// so the check is optional; an explicit --memory, --pids or --cpus the
+// host cannot enforce is refused at run time.
+func cgroupCheck() Check {
+	h := cgroup.Probe()
+	d := cgroup.Plan(cgroup.DefaultLimits(h.MemoryBytes, h.CPUs), h)
+	c := Check{Name: CheckCgroups, OK: h.CanCreate, Values: map[string]string{
+		"version":      string(h.Version),
+		"can_create":   strconv.FormatBool(h.CanCreate),
+		"delegated":    strconv.FormatBool(h.Delegated),
+		"root":         h.Root,
+		"controllers":  strings.Join(h.Controllers, ","),
+		"memory_limit": string(d.Memory.Mechanism),
+		"pids_limit":   string(d.Pids.Mechanism),
+		"cpu_limit":    string(cgroup.Plan(cgroup.Limits{CPUs: 1}, h).CPUs.Mechanism),
+		"nproc_per_ns": strconv.FormatBool(h.NprocPerUserNS),
+	}}
+	c.Detail = fmt.Sprintf("cgroup %s; default limits enforced by: memory %s, tasks %s", h.Version, d.Memory.Mechanism, d.Pids.Mechanism)
+	if h.Why != "" {
+		c.Detail += "; " + h.Why
 	}
-	version := "v1"
-	if fs.Type == unix.CGROUP2_SUPER_MAGIC {
-		version = "v2"
-	} else if unix.Statfs("/sys/fs/cgroup/unified", &fs) == nil && fs.Type == unix.CGROUP2_SUPER_MAGIC {
-		version = "hybrid"
-	}
-	c.Values["version"] = version
-	writable := false
-	if version == "v2" {
-		if own := ownCgroupV2(); own != "" {
-			writable = unix.Access("/sys/fs/cgroup"+own, unix.W_OK) == nil
-		}
-	} else {
-		writable = unix.Access("/sys/fs/cgroup/memory", unix.W_OK) == nil
-	}
-	c.Values["writable"] = strconv.FormatBool(writable)
-	c.OK = writable
-	c.Detail = fmt.Sprintf("cgroup %s, this user can create cgroups: %v", version, writable)
 	return c
-}
-
-func ownCgroupV2() string {
-	b, err := os.ReadFile("/proc/self/cgroup")
-	if err != nil {
-		return ""
-	}
-	for _, line := range strings.Split(string(b), "\n") {
-		if p, ok := strings.CutPrefix(line, "0::"); ok {
-			return p
-		}
-	}
-	return ""
 }
 
 func ptyCheck() Check {

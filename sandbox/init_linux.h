@@ -41,8 +41,10 @@ enum fb_flag {
 enum fb_run_flag { FB_RUN_PTY = 1 << 0 };
 
 /* Descriptors that may follow the standard streams with the view, in this
- * order. */
-enum fb_fd { FB_FD_LANDLOCK = 1 << 0, FB_FD_CGROUP = 1 << 1 };
+ * order: a Landlock ruleset, a cgroup v2 directory to clone the command
+ * into, then (their number in the bits from FB_FD_JOIN_SHIFT up) the
+ * cgroup.procs files the command joins before exec. */
+enum fb_fd { FB_FD_LANDLOCK = 1 << 0, FB_FD_CGROUP = 1 << 1, FB_FD_JOIN_SHIFT = 8, FB_MAX_JOIN = 8 };
 
 enum fb_op {
 	FB_OP_CLONE = 1,

@@ -45,15 +45,21 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 		return nil, err
 	}
 	filter := compileSeccomp(spec.network())
-	if err := p.planView(spec, tl); err != nil {
+	limits := startLimits(spec)
+	err = p.planView(spec, tl)
+	// The group is the run's to remove, whatever happens next.
+	if lerr := p.useLimits(<-limits); err == nil {
+		err = lerr
+	}
+	tl.mark("limits")
+	if err == nil {
+		err = p.useSeccomp(spec, <-filter)
+		tl.mark("seccomp filter")
+	}
+	if err != nil {
 		c.abort()
 		return nil, err
 	}
-	if err := p.useSeccomp(spec, <-filter); err != nil {
-		c.abort()
-		return nil, err
-	}
-	tl.mark("seccomp filter")
 	res, err := c.finish(ctx, spec, p, pl, tl)
 	var un *UnavailableError
 	if errors.As(err, &un) && spec.BestEffort {
@@ -63,16 +69,30 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 			res, err = c.finish(ctx, spec, p, pl, tl)
 		}
 	}
+	// The group is measured and removed while the protected paths are
+	// checked and stage 0 is reaped.
+	if res != nil {
+		p.measure(res)
+	}
+	removed := make(chan error, 1)
+	go func() { removed <- p.limits.close() }()
 	if p.guard != nil {
 		// Also after a failed setup: the tree is dead either way.
 		moved, warnings := p.guard.afterRun(time.Now())
 		if res != nil {
 			res.Quarantined = moved
 			res.Warnings = append(res.Warnings, warnings...)
+			tl.mark("checked protected paths")
 		}
 	}
+	if c != nil {
+		c.reap(tl)
+	}
+	if rerr := <-removed; rerr != nil && res != nil {
+		res.Warnings = append(res.Warnings, rerr.Error())
+	}
 	if res != nil {
-		tl.mark("checked protected paths")
+		tl.mark("cgroup removed")
 		res.Timeline = tl.phases()
 	}
 	return res, err
@@ -83,7 +103,24 @@ type child struct {
 	conn   *syncConn
 	sup    *supervisor
 	exited <-chan unix.WaitStatus
+	reaped bool
 	events chan childEvent
+}
+
+// reap waits for stage 0, which exits right after PID 1 (or soon after a
+// kill), to be reaped. Left to the caller's init it would linger as a
+// zombie wherever nothing reaps orphans (a container's or a VM's minimal
+// PID 1).
+func (c *child) reap(tl *timeline) {
+	if c.reaped {
+		return
+	}
+	select {
+	case <-c.exited:
+		c.reaped = true
+		tl.mark("child reaped")
+	case <-time.After(time.Second):
+	}
 }
 
 // start gets a stage 0 for the run: the one the constructor forked before the
@@ -279,6 +316,7 @@ func (c *child) supervise(ctx context.Context, limit time.Duration, pl *plumbing
 				tl.mark("exit reported")
 			}
 		case ws := <-exited:
+			c.reaped = true
 			tl.mark("child reaped")
 			e.status, exited, timeout = &ws, nil, nil
 			// PID 1 closes the socket as it dies; a last message may

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/forgebox/forgebox/cgroup"
 	"golang.org/x/sys/unix"
 )
 
@@ -23,6 +24,7 @@ type prepared struct {
 	warnings  []string
 	withheld  []string
 	guard     *guard
+	limits    limitPlan
 }
 
 // release undoes what planning did on the host: the placeholders.
@@ -33,6 +35,7 @@ func (p *prepared) release() {
 	if p.child.Landlock != nil {
 		p.child.Landlock.Close()
 	}
+	p.limits.close()
 }
 
 // newRun makes the decisions that need no filesystem: the command, its
@@ -55,6 +58,9 @@ func newRun(s Spec, pty bool, rows, cols uint16) (*prepared, error) {
 	}
 	if s.Timeout < 0 || s.Grace < 0 {
 		return nil, invalidf("timeouts must not be negative")
+	}
+	if err := s.Limits.check(); err != nil {
+		return nil, err
 	}
 	uid, gid := uint32(os.Getuid()), uint32(os.Getgid())
 	p := &prepared{argv: argv, withheld: withheld}
@@ -294,9 +300,20 @@ func (p *prepared) unisolated(why string) {
 		Sockets: none, Protected: none, Watched: old.Watched, PrivateDirs: none,
 		LandlockABI: old.LandlockABI, LandlockRules: old.LandlockRules, LandlockTCP: old.LandlockTCP,
 		LandlockScoped: old.LandlockScoped, Seccomp: old.Seccomp, SeccompDenied: old.SeccompDenied,
-		NoNewPrivs: old.NoNewPrivs, Capabilities: old.Capabilities}
+		NoNewPrivs: old.NoNewPrivs, Capabilities: old.Capabilities, Limits: old.Limits, Cgroup: old.Cgroup}
 	if old.LandlockABI > 0 {
 		p.enforced.Writable = old.Writable
+	}
+	// RLIMIT_NPROC outside a user namespace of the run's own counts every
+	// process of the caller's user: no stand-in for a task limit.
+	if d := old.Limits; d != nil && len(d.Rlimits) > 0 {
+		c := *d
+		c.Rlimits = nil
+		c.Pids.Mechanism = cgroup.MechanismNone
+		c.Pids.Reason = "without a user namespace of its own, RLIMIT_NPROC would count all of the caller's processes"
+		p.enforced.Limits = &c
+		p.child.Rlimits = nil
+		p.enforced.Missing = append(p.enforced.Missing, "the task limit ("+c.Pids.Reason+")")
 	}
 }
 

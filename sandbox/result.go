@@ -1,6 +1,10 @@
 package sandbox
 
-import "time"
+import (
+	"time"
+
+	"github.com/forgebox/forgebox/cgroup"
+)
 
 // Result is how a run ended.
 type Result struct {
@@ -12,7 +16,11 @@ type Result struct {
 	// Signal names the signal that killed the command ("SIGKILL"), if any.
 	Signal   string
 	TimedOut bool
-	Duration time.Duration
+	// OOMKilled: the kernel's OOM killer killed a process of the tree at
+	// the memory limit, MemoryLimit bytes.
+	OOMKilled   bool
+	MemoryLimit int64
+	Duration    time.Duration
 	// Stdout and Stderr hold the captured output when Streams.Capture was
 	// set (with a PTY, all output is on Stdout).
 	Stdout, Stderr Captured
@@ -50,6 +58,12 @@ type Phase struct {
 type Usage struct {
 	UserTime, SystemTime time.Duration
 	MaxRSSBytes          int64
+	// From the run's cgroup, when it had one: the tree's peak memory (0
+	// when the kernel does not report it), the CPU time of every process
+	// of the tree, and the forks the task limit refused.
+	PeakMemoryBytes int64
+	TreeCPUTime     time.Duration
+	ForksRefused    int64
 }
 
 // Captured is one output stream, bounded: the first and last bytes are kept
@@ -105,6 +119,11 @@ type Enforced struct {
 	// set empty ("none").
 	NoNewPrivs   bool   `json:"no_new_privs"`
 	Capabilities string `json:"capabilities"`
+	// Limits says, for each resource limit, what enforced it (a cgroup
+	// v1 or v2, an rlimit, or nothing) and why not a cgroup; Cgroup is
+	// the run's group, when it had one.
+	Limits *cgroup.Decision `json:"limits"`
+	Cgroup string           `json:"cgroup,omitempty"`
 	// Missing lists what --best-effort could not enforce.
 	Missing []string `json:"missing,omitempty"`
 }

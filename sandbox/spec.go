@@ -86,6 +86,8 @@ type Spec struct {
 	// Grace is how long a command may take to exit after a forwarded
 	// SIGINT or SIGTERM (or a timeout) before the tree is killed.
 	Grace time.Duration
+	// Limits caps the memory, tasks and CPU of the command's tree.
+	Limits Limits
 	// BestEffort runs with what the host supports instead of refusing.
 	BestEffort bool
 }

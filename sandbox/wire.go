@@ -46,7 +46,7 @@ const (
 	tagAltArg0  = 13 // string: program to try when argv[0] is not found
 	tagSlots    = 14 // u32: clone slots the plan uses
 	tagRunFlags = 15 // u32, runFlag* bits
-	tagFDs      = 16 // u32, fd* bits: the descriptors after stdio, in bit order
+	tagFDs      = 16 // u32, fd* bits and the join count: the descriptors after stdio, in order
 	tagRule     = 17 // u64 Landlock access, string path: a rule for the child's own mounts
 	tagSeccomp  = 18 // the seccomp filter: struct sock_filter[], native endian
 	tagRlimit   = 19 // u32 resource, u32 0, u64 soft, u64 hard
@@ -63,10 +63,16 @@ const (
 // Flags of the view frame: how the command runs.
 const runFlagPTY = 1 << 0 // allocate a pseudo-terminal inside
 
-// Descriptors that may follow the three standard streams with the view.
+// Descriptors that may follow the three standard streams with the view, in
+// this order.
 const (
 	fdLandlock = 1 << 0 // a Landlock ruleset to complete and enforce
 	fdCgroup   = 1 << 1 // a cgroup v2 directory to clone the command into
+	// The number of cgroup.procs files the command joins before exec
+	// (one per hierarchy) is in the bits from fdJoinShift up, at most
+	// maxJoin.
+	fdJoinShift = 8
+	maxJoin     = 8
 )
 
 // Mount operations, executed in order by the child on top of its base view
@@ -175,9 +181,12 @@ type childSpec struct {
 	Rules    []landlock.ChildRule
 	// Seccomp is the filter loaded last before exec; empty loads none.
 	Seccomp []byte
-	// Cgroup is a cgroup v2 directory the command is cloned into.
-	Cgroup  *os.File
-	Rlimits []rlimit
+	// CgroupDir is a cgroup v2 directory the command is cloned into;
+	// CgroupProcs are the cgroup.procs files it joins otherwise (v1, or a
+	// kernel without CLONE_INTO_CGROUP), opened for writing by the parent.
+	CgroupDir   *os.File
+	CgroupProcs []*os.File
+	Rlimits     []rlimit
 }
 
 // rlimit is a resource limit the command starts with.
@@ -192,11 +201,12 @@ func (s *childSpec) extraFDs() (bits uint32, fds []*os.File) {
 		bits |= fdLandlock
 		fds = append(fds, s.Landlock)
 	}
-	if s.Cgroup != nil {
+	if s.CgroupDir != nil {
 		bits |= fdCgroup
-		fds = append(fds, s.Cgroup)
+		fds = append(fds, s.CgroupDir)
 	}
-	return bits, fds
+	bits |= uint32(len(s.CgroupProcs)) << fdJoinShift
+	return bits, append(fds, s.CgroupProcs...)
 }
 
 type encoder struct{ b []byte }
@@ -263,6 +273,9 @@ func (s *childSpec) encodeView() ([]byte, error) {
 			v = append(append(v, p...), 0)
 		}
 		e.field(tagMount, v)
+	}
+	if len(s.CgroupProcs) > maxJoin {
+		return nil, fmt.Errorf("%d cgroup hierarchies to join, over the limit of %d", len(s.CgroupProcs), maxJoin)
 	}
 	if bits, _ := s.extraFDs(); bits != 0 {
 		e.u32(tagFDs, bits)

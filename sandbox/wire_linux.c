@@ -162,7 +162,7 @@ static int read_full(void *buf, size_t n, int *fds, int *nfds, int maxfds)
 	size_t got = 0;
 
 	while (got < n) {
-		char cbuf[CMSG_SPACE(4 * sizeof(int))];
+		char cbuf[CMSG_SPACE(16 * sizeof(int))];
 		struct iovec iov = {(uint8_t *)buf + got, n - got};
 		struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
 		ssize_t r = recvmsg(FB_SYNC_FD, &m, MSG_CMSG_CLOEXEC);
@@ -183,6 +183,8 @@ static int read_full(void *buf, size_t n, int *fds, int *nfds, int maxfds)
 					close(in[i]);
 			}
 		}
+		if (m.msg_flags & MSG_CTRUNC)
+			return errno = EPROTO, -1;
 		got += r;
 	}
 	return 0;
@@ -340,16 +342,20 @@ int read_spec(uint8_t type, struct fb_spec *s, struct fb_err *e)
  * mount plan, which the parent sends once it has planned them. */
 int read_view(struct fb_spec *s, struct fb_err *e)
 {
-	int fds[5], nfds = 0, want = 3, i = 3;
+	int fds[3 + 2 + FB_MAX_JOIN], nfds = 0, want = 3, i = 3;
+	uint32_t known = FB_FD_LANDLOCK | FB_FD_CGROUP | (0xffu << FB_FD_JOIN_SHIFT);
 
-	if (read_frame(FB_MSG_VIEW, s, fds, &nfds, 5, e) < 0)
+	if (read_frame(FB_MSG_VIEW, s, fds, &nfds, sizeof fds / sizeof fds[0], e) < 0)
 		return -1;
-	want += !!(s->fd_bits & FB_FD_LANDLOCK) + !!(s->fd_bits & FB_FD_CGROUP);
-	if (nfds != want || (s->fd_bits & ~(uint32_t)(FB_FD_LANDLOCK | FB_FD_CGROUP)))
+	s->njoin = (s->fd_bits >> FB_FD_JOIN_SHIFT) & 0xff;
+	want += !!(s->fd_bits & FB_FD_LANDLOCK) + !!(s->fd_bits & FB_FD_CGROUP) + (int)s->njoin;
+	if (nfds != want || (s->fd_bits & ~known) || s->njoin > FB_MAX_JOIN)
 		return fb_fail(e, "spec", EPROTO, "the view came with %d descriptors, not %d", nfds, want);
 	memcpy(s->stdio, fds, sizeof s->stdio);
 	s->landlock_fd = (s->fd_bits & FB_FD_LANDLOCK) ? fds[i++] : -1;
 	s->cgroup_fd = (s->fd_bits & FB_FD_CGROUP) ? fds[i++] : -1;
+	for (size_t j = 0; j < s->njoin; j++)
+		s->join_fds[j] = fds[i++];
 	if (s->argc == 0 || s->cwd == NULL || s->path == NULL)
 		return fb_fail(e, "spec", EPROTO, "spec lacks argv, cwd or PATH");
 	if (s->slots > s->nmounts)

@@ -56,5 +56,9 @@ func adviceFor(un *sandbox.UnavailableError) string {
 	if un.Layer == "namespaces" {
 		return userNSAdvice(sandbox.QuickReport()) + "; run forgebox doctor for details, or pass --best-effort to run without a sandbox"
 	}
+	if strings.Contains(un.Layer, " limit (--") {
+		return "run forgebox as root, or inside a delegated cgroup v2 subtree (systemd-run --user --scope -p Delegate=yes forgebox run ...); " +
+			"or drop the flag to run with the default limits, or pass --best-effort to run without this limit"
+	}
 	return "run forgebox doctor for details, or pass --best-effort to run without the missing layer"
 }

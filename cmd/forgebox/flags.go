@@ -2,9 +2,12 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/forgebox/forgebox/sandbox"
 )
 
 // listFlag collects a repeatable flag.
@@ -66,4 +69,70 @@ func (d *durationFlag) Set(v string) error {
 	}
 	d.d = t
 	return nil
+}
+
+// limitFlag is a resource limit or "none" (sandbox.NoLimit); a size limit
+// takes units (2G, 512MiB), a count does not.
+type limitFlag struct {
+	n    int64
+	size bool
+}
+
+func (l *limitFlag) String() string {
+	if l.n == sandbox.NoLimit {
+		return "none"
+	}
+	return strconv.FormatInt(l.n, 10)
+}
+
+func (l *limitFlag) Set(v string) error {
+	if strings.EqualFold(strings.TrimSpace(v), "none") {
+		l.n = sandbox.NoLimit
+		return nil
+	}
+	if l.size {
+		n, err := parseSize(v)
+		if err != nil || n == 0 {
+			return fmt.Errorf("invalid size %q (want a size such as 512M or 2G, or none)", v)
+		}
+		l.n = n
+		return nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+	if err != nil || n < 1 {
+		return fmt.Errorf("invalid count %q (want a whole number of at least 1, or none)", v)
+	}
+	l.n = n
+	return nil
+}
+
+// cpuFlag is a number of cores, fractions allowed.
+type cpuFlag struct{ f float64 }
+
+func (c *cpuFlag) String() string { return strconv.FormatFloat(c.f, 'g', -1, 64) }
+
+func (c *cpuFlag) Set(v string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+	if err != nil || math.IsNaN(f) || f < sandbox.MinCPUs || f > sandbox.MaxCPUs {
+		return fmt.Errorf("invalid CPU count %q (want cores from %v to %d, such as 0.5 or 2)", v, sandbox.MinCPUs, sandbox.MaxCPUs)
+	}
+	c.f = f
+	return nil
+}
+
+// humanBytes renders a byte count in the largest binary unit that divides
+// it evenly, or in MiB with a fraction.
+func humanBytes(n int64) string {
+	for _, u := range []struct {
+		name string
+		size int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n >= u.size && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.name)
+		}
+	}
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

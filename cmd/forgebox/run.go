@@ -31,12 +31,14 @@ type runFlags struct {
 	rw, ro, hide, env                           listFlag
 	timeout, grace                              durationFlag
 	maxOutput                                   sizeFlag
+	memory, pids                                limitFlag
+	cpus                                        cpuFlag
 	pty, noPTY, noStdin, jsonOut, bestEffort    bool
 	trace                                       bool
 }
 
 func (e env) run(args []string) int {
-	var f runFlags
+	f := runFlags{memory: limitFlag{size: true}}
 	fs := f.flagSet()
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -104,6 +106,9 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.Var(&f.timeout, "timeout", "kill the whole process tree after `DURATION` and exit 124")
 	fs.Var(&f.grace, "grace", "after SIGINT/SIGTERM or a timeout, wait `DURATION` before killing (default 2s)")
 	fs.Var(&f.maxOutput, "max-output", "keep at most `SIZE` of each output stream, head and tail (default 1MiB with --json)")
+	fs.Var(&f.memory, "memory", "cap the memory of the command's tree, swap included, at `SIZE` (e.g. 2G), or none (default: half the RAM, at most 8GiB)")
+	fs.Var(&f.pids, "pids", "cap the tasks (processes and threads) of the tree at `N`, or none (default: 4096, or 128 per CPU)")
+	fs.Var(&f.cpus, "cpus", "cap the tree's CPU use at `F` cores, e.g. 1.5 (default: no cap)")
 	fs.BoolVar(&f.pty, "pty", false, "run on a new pseudo-terminal even when stdin is not a terminal")
 	fs.BoolVar(&f.noPTY, "no-pty", false, "never use a pseudo-terminal")
 	fs.BoolVar(&f.noStdin, "no-stdin", false, "connect stdin to /dev/null")
@@ -134,10 +139,14 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 		}
 		e.printJSON(out)
 	}
+	if res.OOMKilled {
+		e.errorf("the command ran out of memory: the kernel's OOM killer stopped it at the memory limit of %s; give it more with --memory SIZE",
+			humanBytes(res.MemoryLimit))
+	}
 	switch {
 	case res.TimedOut:
 		e.errorf("the command timed out after %v; its process tree was killed", spec.Timeout)
-	case res.Signal != "" && !f.jsonOut:
+	case res.Signal != "" && !f.jsonOut && !res.OOMKilled:
 		e.errorf("the command was killed by %s", res.Signal)
 	}
 }
@@ -167,6 +176,7 @@ func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
 		Profile: profile, Network: network,
 		Environ: os.Environ(), Home: home,
 		Timeout: f.timeout.d, Grace: f.grace.d,
+		Limits:     sandbox.Limits{MemoryBytes: f.memory.n, Pids: f.pids.n, CPUs: f.cpus.f},
 		BestEffort: f.bestEffort,
 	}
 	for _, v := range f.env {
