@@ -15,7 +15,8 @@
 //		// v2: f, _ := g.Dir(); the child's PID 1 clones the command with
 //		//     clone3(CLONE_INTO_CGROUP, f), so it starts inside the group;
 //		// v1 (Dir fails with ErrCgroupV1), or when clone3 is refused:
-//		//     g.Add(childPID) before the child forks the command.
+//		//     the command writes "0" to each of g.JoinFiles() before
+//		//     exec (or the parent calls g.Add(pid) for a process it knows).
 //		s, _ := g.Stats()         // after the command exits
 //		g.Destroy(ctx)            // always, with a context of its own
 //	}

@@ -150,6 +150,8 @@ func cfsQuota(cpus float64) int64 {
 
 func (g *v1Group) add(pid int) error { return g.cg.AddProc(uint64(pid)) }
 
+func (g *v1Group) joinFile() string { return "tasks" }
+
 func (g *v1Group) paths() []string { return g.dirs }
 
 func (g *v1Group) dir() (*os.File, error) { return nil, ErrCgroupV1 }

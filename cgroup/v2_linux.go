@@ -94,6 +94,8 @@ func loadV2(root, name string) (groupImpl, error) {
 
 func (g *v2Group) add(pid int) error { return g.m.AddProc(uint64(pid)) }
 
+func (g *v2Group) joinFile() string { return "cgroup.procs" }
+
 func (g *v2Group) paths() []string { return []string{g.path} }
 
 func (g *v2Group) dir() (*os.File, error) { return openDir(g.path) }

@@ -98,6 +98,7 @@ type runResult struct {
 	ExitCode        int          `json:"exit_code"`
 	Signal          *string      `json:"signal"`
 	TimedOut        bool         `json:"timed_out"`
+	OOMKilled       bool         `json:"oom_killed"`
 	DurationMS      float64      `json:"duration_ms"`
 	Stdout          string       `json:"stdout"`
 	Stderr          string       `json:"stderr"`
@@ -108,6 +109,7 @@ type runResult struct {
 	StdoutBase64    *string      `json:"stdout_base64"`
 	StderrBase64    *string      `json:"stderr_base64"`
 	Quarantined     []quarantine `json:"quarantined"`
+	Usage           *usage       `json:"usage"`
 	Enforced        *enforced    `json:"enforced"`
 	Warnings        []string     `json:"warnings"`
 	Error           *struct {
@@ -146,6 +148,28 @@ type enforced struct {
 	SeccompDenied  []string `json:"seccomp_denied"`
 	NoNewPrivs     bool     `json:"no_new_privs"`
 	Capabilities   string   `json:"capabilities"`
+
+	Limits *struct {
+		Memory limit `json:"memory"`
+		Pids   limit `json:"pids"`
+		CPUs   limit `json:"cpus"`
+	} `json:"limits"`
+	Cgroup string `json:"cgroup"`
+}
+
+type limit struct {
+	Value     float64 `json:"value"`
+	Mechanism string  `json:"mechanism"`
+	Reason    string  `json:"reason"`
+}
+
+type usage struct {
+	UserMS          float64  `json:"user_ms"`
+	SystemMS        float64  `json:"system_ms"`
+	MaxRSSBytes     int64    `json:"max_rss_bytes"`
+	PeakMemoryBytes *int64   `json:"peak_memory_bytes"`
+	CPUMS           *float64 `json:"cpu_ms"`
+	ForksRefused    *int64   `json:"forks_refused"`
 }
 
 // runJSON runs forgebox run --json ARGS and decodes the one JSON object it

@@ -144,8 +144,10 @@ void report_error(const struct fb_err *e)
 	n += 2;
 	memcpy(buf + n, e->msg, ml);
 	n += ml;
-	if (send_frame(FB_MSG_ERROR, buf, n, NULL, 0) < 0) {
-		/* No parent to tell: run by hand, or the parent is gone. */
+	if (send_frame(FB_MSG_ERROR, buf, n, NULL, 0) < 0 && errno != EPIPE && errno != ECONNRESET) {
+		/* No parent to tell: run by hand. A parent that went away (it
+		 * refused its flags before sending the view, or was killed)
+		 * has nothing to hear, and its stderr is not ours to write. */
 		dprintf(2, "forgebox: sandbox setup failed at %s: %s\n", step, e->msg);
 	}
 }
