@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -16,9 +17,10 @@ import (
 type limitPlan struct {
 	decision cgroup.Decision
 	group    *cgroup.Group
-	dir      *os.File   // cgroup v2: the group, for CLONE_INTO_CGROUP
-	join     []*os.File // each hierarchy's cgroup.procs, for the command to join
-	missing  []string   // what --best-effort could not enforce
+	dir      *os.File     // cgroup v2: the group, for CLONE_INTO_CGROUP
+	join     []*os.File   // each hierarchy's cgroup.procs, for the command to join
+	host     *cgroup.Host // where the group was made, to clean up after
+	missing  []string     // what --best-effort could not enforce
 	warnings []string
 	err      error
 }
@@ -49,11 +51,7 @@ func planLimits(s Spec, h cgroup.Host) (lp limitPlan) {
 	if !lp.decision.UsesCgroup() {
 		return lp
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), cleanupTimeout)
-	defer cancel()
-	if _, err := cgroup.CleanStale(ctx, h); err != nil {
-		lp.warnings = append(lp.warnings, fmt.Sprintf("removing cgroups left by earlier runs: %v", err))
-	}
+	lp.host = &h
 	g, err := cgroup.Create(h, "run"+strconv.FormatInt(runSeq.Add(1), 10), lp.decision.Cgroup())
 	if err == nil {
 		lp.group = g
@@ -189,7 +187,9 @@ func (p *prepared) measure(res *Result) {
 	}
 }
 
-// close releases the group: its descriptors, and the group itself.
+// close releases the group: its descriptors, and the group itself; then it
+// removes the groups that runs of forgebox processes killed meanwhile left
+// behind (after the run, off the launch's path).
 func (lp *limitPlan) close() error {
 	if lp.dir != nil {
 		lp.dir.Close()
@@ -203,6 +203,9 @@ func (lp *limitPlan) close() error {
 		defer cancel()
 		err := lp.group.Destroy(ctx)
 		lp.group = nil
+		if _, serr := cgroup.CleanStale(ctx, *lp.host); serr != nil {
+			err = errors.Join(err, fmt.Errorf("removing cgroups left by earlier runs: %w", serr))
+		}
 		return err
 	}
 	return nil

@@ -26,6 +26,14 @@ var checks = []check{
 	{"net_none", checkNetNone},
 	{"hidden_secrets", checkHiddenSecrets},
 	{"timeout", checkTimeout},
+	{"landlock", checkLandlock},
+	{"memory_limit", checkMemoryLimit},
+	{"pids_limit", checkPidsLimit},
+	{"cgroup_membership", checkCgroupMembership},
+	{"stale_cgroup", checkStaleCgroup},
+	{"nproc_below_default", checkNprocBelowDefault},
+	{"no_zombies", checkNoZombies},
+	{"no_zombies_unlaunched", checkNoZombiesUnlaunched},
 }
 
 // doctorReport is the part of `forgebox doctor --json` the checks read.
@@ -43,7 +51,8 @@ type doctorReport struct {
 
 // checkDoctor: the report parses, names this kernel, and its exit code
 // agrees with its own sandbox_launch check. What it says of Landlock and
-// cgroups becomes facts for the host to compare.
+// cgroups (cgroup.Probe and the mechanism of each default limit) becomes
+// facts for the host to compare.
 func checkDoctor(ctx context.Context, g *guest) (string, error) {
 	o, err := g.forgebox(ctx, "doctor", "--json")
 	if err != nil {
@@ -80,7 +89,10 @@ func checkDoctor(ctx context.Context, g *guest) (string, error) {
 			}
 			g.fact("doctor_landlock_abi", abi)
 		case "cgroups":
-			g.fact("doctor_cgroup", fmt.Sprintf("%s (%s)", c.Values["version"], c.Detail))
+			g.fact("doctor_cgroup", c.Detail)
+			for _, k := range []string{"version", "can_create", "delegated", "memory_limit", "pids_limit", "nproc_per_ns"} {
+				g.fact("doctor_cgroup_"+k, c.Values[k])
+			}
 		}
 	}
 	if want := map[bool]int{true: 0, false: 1}[launched]; o.exit != want {

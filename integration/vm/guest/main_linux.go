@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -20,6 +21,11 @@ import (
 )
 
 func main() {
+	if len(os.Args) > 1 {
+		if helper, ok := helpers[os.Args[1]]; ok {
+			os.Exit(helper(os.Args[2:]))
+		}
+	}
 	forgebox := flag.String("forgebox", "/bin/forgebox", "the forgebox binary under test")
 	only := flag.String("run", "", "run only the checks whose name matches this regexp")
 	flag.Parse()
@@ -56,6 +62,9 @@ type guest struct {
 	// bestEffort says why the current check's runs needed --best-effort.
 	bestEffort    string
 	refusalLogged bool
+	// refusal is why forgebox refuses a plain run here ("" if it does
+	// not), once launchFlags has asked.
+	refusal *string
 }
 
 // check is one scenario. It returns a one-line detail on success, an error
@@ -130,6 +139,10 @@ func (g *guest) facts() {
 	}
 	g.fact("landlock_abi", landlockABI())
 	g.fact("cgroup", cgroupLayout())
+	var nproc unix.Rlimit
+	if unix.Getrlimit(unix.RLIMIT_NPROC, &nproc) == nil {
+		g.fact("rlimit_nproc", fmt.Sprintf("%d/%d", nproc.Cur, nproc.Max))
+	}
 	for _, s := range []string{"kernel/unprivileged_userns_clone", "user/max_user_namespaces"} {
 		if b, err := os.ReadFile("/proc/sys/" + s); err == nil {
 			g.fact(strings.ReplaceAll(s, "/", "."), strings.TrimSpace(string(b)))
@@ -165,15 +178,29 @@ func cgroupLayout() string {
 
 // runResult is the part of forgebox's JSON result the checks read.
 type runResult struct {
-	ExitCode int    `json:"exit_code"`
-	TimedOut bool   `json:"timed_out"`
-	Stdout   string `json:"stdout"`
-	Stderr   string `json:"stderr"`
+	ExitCode  int    `json:"exit_code"`
+	TimedOut  bool   `json:"timed_out"`
+	OOMKilled bool   `json:"oom_killed"`
+	Stdout    string `json:"stdout"`
+	Stderr    string `json:"stderr"`
+	Usage     *struct {
+		// From the run's cgroup; null without one.
+		PeakMemoryBytes *int64 `json:"peak_memory_bytes"`
+		ForksRefused    *int64 `json:"forks_refused"`
+	} `json:"usage"`
 	Enforced *struct {
-		Sandbox    bool     `json:"sandbox"`
-		Namespaces []string `json:"namespaces"`
-		Network    string   `json:"network"`
-		Missing    []string `json:"missing"`
+		Sandbox        bool     `json:"sandbox"`
+		Namespaces     []string `json:"namespaces"`
+		Network        string   `json:"network"`
+		LandlockABI    int      `json:"landlock_abi"`
+		LandlockTCP    bool     `json:"landlock_tcp_denied"`
+		LandlockScoped bool     `json:"landlock_scoped"`
+		Limits         *struct {
+			Memory limitDecision `json:"memory"`
+			Pids   limitDecision `json:"pids"`
+		} `json:"limits"`
+		Cgroup  string   `json:"cgroup"`
+		Missing []string `json:"missing"`
 	} `json:"enforced"`
 	Error *struct {
 		Code    string `json:"code"`
@@ -182,6 +209,13 @@ type runResult struct {
 		Step    string `json:"step"`
 		Errno   string `json:"errno"`
 	} `json:"error"`
+}
+
+// limitDecision is how forgebox enforced one resource limit.
+type limitDecision struct {
+	Value     float64 `json:"value"`
+	Mechanism string  `json:"mechanism"`
+	Reason    string  `json:"reason"`
 }
 
 // outcome is one forgebox invocation.
@@ -199,9 +233,15 @@ func (o outcome) String() string {
 // forgebox runs the binary under test in the workspace, with stdin from
 // /dev/null. An error means it could not be started or did not end.
 func (g *guest) forgebox(ctx context.Context, args ...string) (outcome, error) {
+	return g.execute(ctx, append([]string{g.forgeboxBin}, args...))
+}
+
+// execute runs argv in the workspace, as forgebox does.
+func (g *guest) execute(ctx context.Context, argv []string) (outcome, error) {
+	args := argv[1:]
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, g.forgeboxBin, args...)
+	cmd := exec.CommandContext(ctx, argv[0], args...)
 	cmd.Dir = g.ws
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -209,11 +249,11 @@ func (g *guest) forgebox(ctx context.Context, args ...string) (outcome, error) {
 	err := cmd.Run()
 	o := outcome{exit: cmd.ProcessState.ExitCode(), stdout: stdout.Bytes(), stderr: stderr.Bytes(), elapsed: time.Since(start)}
 	if ctx.Err() != nil {
-		return o, fmt.Errorf("forgebox %s did not end within a minute:\n%v", strings.Join(args, " "), o)
+		return o, fmt.Errorf("%s %s did not end within a minute:\n%v", filepath.Base(argv[0]), strings.Join(args, " "), o)
 	}
 	var exit *exec.ExitError
 	if err != nil && !errors.As(err, &exit) {
-		return o, fmt.Errorf("start forgebox: %w", err)
+		return o, fmt.Errorf("start %s: %w", argv[0], err)
 	}
 	return o, nil
 }
@@ -244,10 +284,44 @@ func (g *guest) sandboxed(ctx context.Context, name string, args ...string) (run
 	return r, o, nil
 }
 
+// launchFlags are the flags a sandboxed run needs on this kernel: none, or
+// --best-effort where forgebox refuses a plain run for a layer the kernel
+// lacks (the landlock check tests that refusal). For checks that start
+// forgebox themselves rather than through sandboxed; it notes the
+// best-effort in the check's detail.
+func (g *guest) launchFlags(ctx context.Context, name string) ([]string, error) {
+	if g.refusal == nil {
+		r, o, err := g.runJSON(ctx, name, "--", "/bin/true")
+		if err != nil {
+			return nil, err
+		}
+		why := ""
+		if o.exit == 125 && r.Error != nil {
+			why = r.Error.Layer
+		} else if o.exit != 0 {
+			g.logf(name, "%v", o)
+			return nil, fmt.Errorf("forgebox run -- /bin/true: exit %d", o.exit)
+		}
+		g.refusal = &why
+	}
+	if *g.refusal == "" {
+		return nil, nil
+	}
+	g.bestEffort = fmt.Sprintf("--best-effort (%s refused)", *g.refusal)
+	return []string{"--best-effort"}, nil
+}
+
 // runJSON runs `forgebox run --json --workspace WS ARGS...`: an error means
 // the JSON does not parse or the command did not run.
 func (g *guest) runJSON(ctx context.Context, name string, args ...string) (runResult, outcome, error) {
-	o, err := g.forgebox(ctx, append([]string{"run", "--json", "--workspace", g.ws}, args...)...)
+	return g.runJSONVia(ctx, name, nil, args...)
+}
+
+// runJSONVia is runJSON with forgebox started by the wrapper command wrap
+// (whose arguments end with forgebox's own), or directly when wrap is nil.
+func (g *guest) runJSONVia(ctx context.Context, name string, wrap []string, args ...string) (runResult, outcome, error) {
+	argv := append(append(slices.Clone(wrap), g.forgeboxBin, "run", "--json", "--workspace", g.ws), args...)
+	o, err := g.execute(ctx, argv)
 	if err != nil {
 		return runResult{}, o, err
 	}
