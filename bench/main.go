@@ -14,6 +14,7 @@
 package main
 
 import (
+	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
@@ -43,9 +44,12 @@ func main() {
 	bin, _ := filepath.Abs(*fb)
 	bwrap := []string{"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "/bin/true"}
 
+	fmt.Printf("layers on: %s\n", layers(ws, bin))
 	fmt.Printf("startup, %d interleaved pairs, workspace %s\n", *n, ws)
 	compare(ws, *n, "forgebox run --pty -- /bin/true", []string{bin, "run", "--pty", "--", "/bin/true"}, "bwrap", bwrap)
 	compare(ws, *n, "forgebox run -- /bin/true", []string{bin, "run", "--", "/bin/true"}, "bwrap", bwrap)
+
+	breakdown(ws, bin, 50)
 
 	if *tp {
 		fmt.Printf("\nthroughput, %d MiB of output read from a pipe, median of %d interleaved rounds\n", *size>>20, *rounds)
@@ -60,6 +64,74 @@ func main() {
 		fmt.Printf("  direct              %8.0f MB/s\n", d)
 		fmt.Printf("  forgebox pipe mode  %8.0f MB/s  (%.2fx direct; goal >= 1000 MB/s)\n", p, p/d)
 		fmt.Printf("  forgebox pty mode   %8.0f MB/s  (goal >= 100 MB/s)\n", t)
+	}
+}
+
+// result is the part of forgebox's JSON result the bench reads.
+type result struct {
+	Enforced struct {
+		Namespaces  []string `json:"namespaces"`
+		LandlockABI int      `json:"landlock_abi"`
+		Seccomp     bool     `json:"seccomp"`
+		Caps        string   `json:"capabilities"`
+		Limits      struct {
+			Memory, Pids struct {
+				Mechanism string `json:"mechanism"`
+			}
+		} `json:"limits"`
+		Missing []string `json:"missing"`
+	} `json:"enforced"`
+	Timeline []struct {
+		Step string `json:"step"`
+		At   int64  `json:"at_ns"`
+	} `json:"timeline"`
+}
+
+func runJSON(dir, bin string, args ...string) result {
+	cmd := exec.Command(bin, append([]string{"run", "--json"}, args...)...)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	var r result
+	if err != nil || json.Unmarshal(out, &r) != nil {
+		fail(fmt.Sprintf("forgebox run --json: %v\n%s", err, out))
+	}
+	return r
+}
+
+// layers says what a measured run enforces, so that a figure is never
+// read as that of a run with fewer layers.
+func layers(dir, bin string) string {
+	e := runJSON(dir, bin, "--", "/bin/true").Enforced
+	s := fmt.Sprintf("namespaces %s; Landlock ABI %d; seccomp %v; capabilities %s; memory limit by %s, task limit by %s",
+		strings.Join(e.Namespaces, ","), e.LandlockABI, e.Seccomp, e.Caps, e.Limits.Memory.Mechanism, e.Limits.Pids.Mechanism)
+	if len(e.Missing) > 0 {
+		s += "; MISSING: " + strings.Join(e.Missing, "; ")
+	}
+	return s
+}
+
+// breakdown prints the median time of each launch step over n runs of
+// forgebox run --pty --trace -- /bin/true, relative to the start of the
+// launch (the constructor's fork happens before it, while the Go runtime
+// starts).
+func breakdown(dir, bin string, n int) {
+	at := map[string][]float64{}
+	for range n {
+		for _, p := range runJSON(dir, bin, "--trace", "--pty", "--", "/bin/true").Timeline {
+			at[p.Step] = append(at[p.Step], float64(p.At)/1e6)
+		}
+	}
+	steps := make([]string, 0, len(at))
+	for s := range at {
+		steps = append(steps, s)
+	}
+	sort.Slice(steps, func(i, j int) bool { return pct(at[steps[i]], 50) < pct(at[steps[j]], 50) })
+	fmt.Printf("\nlaunch steps (forgebox run --pty --trace), median of %d runs, ms from the start of the launch\n", n)
+	prev := 0.0
+	for _, s := range steps {
+		m := pct(at[s], 50)
+		fmt.Printf("  %8.3f  %+7.3f  %s\n", m, m-prev, s)
+		prev = m
 	}
 }
 
