@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/forgebox/forgebox/probe"
 	"github.com/forgebox/forgebox/sandbox"
 )
 
@@ -32,6 +33,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "forgebox: this binary cannot start sandboxes (built without cgo); rebuild it with CGO_ENABLED=1")
 		os.Exit(exitForgebox)
 	}
+	// The probe forgebox selftest runs inside its sandboxes.
+	if len(os.Args) > 1 && os.Args[1] == probeVerb {
+		if err := probe.Main(os.Args[2:], os.Stdout); err != nil {
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(dispatch(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -51,6 +59,8 @@ func dispatch(args []string, stdin, stdout, stderr *os.File) int {
 		return e.run(args[1:])
 	case "doctor":
 		return e.doctor(args[1:])
+	case "selftest":
+		return e.selftest(args[1:])
 	case "version", "--version":
 		fmt.Fprintf(stdout, "forgebox %s\n", version)
 		return 0
@@ -69,6 +79,7 @@ Usage:
   forgebox run [flags] -- PROGRAM [ARGS...]   run a program
   forgebox run [flags] -c 'COMMAND LINE'      run a command line with bash (or sh)
   forgebox doctor [--json]                    report what this host supports
+  forgebox selftest [run flags] [--json]      attack a sandbox with these flags and report what was blocked
   forgebox version
 
 Run forgebox run --help for the flags.

@@ -38,7 +38,7 @@ type runFlags struct {
 }
 
 func (e env) run(args []string) int {
-	f := runFlags{memory: limitFlag{size: true}}
+	var f runFlags
 	fs := f.flagSet()
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -94,6 +94,7 @@ func (e env) run(args []string) int {
 func (f *runFlags) flagSet() *flag.FlagSet {
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	f.memory.size = true // a size with units (2G), the tasks a count
 	fs.StringVar(&f.command, "c", "", "run `LINE` with bash (or sh where bash is absent)")
 	fs.StringVar(&f.shell, "shell", "", "run -c with this `SHELL` instead of bash")
 	fs.StringVar(&f.workspace, "workspace", "", "the writable project `DIR` (default: the current directory)")

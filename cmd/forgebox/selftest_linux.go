@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/forgebox/forgebox/cgroup"
+	"github.com/forgebox/forgebox/probe"
+	"github.com/forgebox/forgebox/sandbox"
+)
+
+// selftestRunTimeout bounds each sandbox run of selftest: the probe takes
+// milliseconds, unless something hangs.
+const selftestRunTimeout = 30 * time.Second
+
+// runSelftest plants the bait, attacks it from a sandbox started with
+// spec (the user's flags), attacks the task and memory limits from two
+// more, checks the host, and removes the bait, also when interrupted.
+func runSelftest(ctx context.Context, spec sandbox.Spec, ch choices) (rep *selftestReport, err error) {
+	begin := time.Now()
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("find forgebox's own executable, which runs the probe: %w", err)
+	}
+	b, err := plantBait(exe, spec)
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		switch rerr := b.remove(); {
+		case rerr == nil:
+		case err != nil:
+			err = fmt.Errorf("%w; and %v", err, rerr)
+		default:
+			rep.Warnings = append(rep.Warnings, rerr.Error())
+		}
+	}()
+	rep = &selftestReport{Bait: b.root, Ignored: []string{}, Warnings: []string{}}
+	hide := []string{b.path(baitSecretFile), b.path(baitSecretDir)}
+
+	attacks := plan(b.target)
+	res, err := sandbox.Run(ctx, probeSpec(spec, exe, b.ws, probeArgs(attacks), hide), sandbox.Streams{Capture: true, PTY: true})
+	if err == nil && ctx.Err() != nil {
+		err = errInterrupted
+	}
+	if err != nil {
+		return nil, err
+	}
+	host := b.check(res)
+	verdicts := matchVerdicts(attacks, probe.Decode(slices.Concat(res.Stdout.Head, res.Stdout.Tail)))
+	pids, memory, err := runLimits(ctx, probeSpec(spec, exe, b.ws, nil, hide), ch)
+	if err == nil && ctx.Err() != nil {
+		err = errInterrupted
+	}
+	if err != nil {
+		return nil, err
+	}
+	// Checked last: a signal that got through has long been delivered.
+	if alive, how := b.hostAlive(); !alive {
+		host.changed[classSignal] = append(host.changed[classSignal], fmt.Sprintf("the host process %d ended: %s", b.hostPID, how))
+	} else {
+		host.notes[classSignal] = append(host.notes[classSignal], "host: the process still runs")
+	}
+
+	for _, c := range classes {
+		switch {
+		case c.id == classPids:
+			rep.Classes = append(rep.Classes, judgePids(pids, ch))
+		case c.id == classMemory:
+			rep.Classes = append(rep.Classes, judgeMemory(memory, hogBytes, ch))
+		case c.id == classSetuid && b.setuid == "":
+			rep.Classes = append(rep.Classes, notTested(c, b.noSetuid))
+		default:
+			rep.Classes = append(rep.Classes, judge(c, attacks[c.id], verdicts[c.id], host, res.Enforced, ch))
+		}
+	}
+	rep.Enforced, rep.Limits = &res.Enforced, pids.limits
+	for _, w := range res.Warnings {
+		if !strings.Contains(w, b.root) { // the quarantine of the bait is in the evidence
+			rep.Warnings = append(rep.Warnings, w)
+		}
+	}
+	rep.DurationMS = ms(time.Since(begin))
+	rep.conclude()
+	return rep, nil
+}
+
+// probeSpec is the user's spec turned on the bait: the probe as the
+// command, the bait workspace, the bait secrets hidden, and the forgebox
+// executable visible whatever the profile.
+func probeSpec(spec sandbox.Spec, exe, ws string, ops, hide []string) sandbox.Spec {
+	s := spec
+	s.Argv, s.Command, s.Shell = append([]string{exe, probeVerb}, ops...), "", ""
+	s.Workspace, s.Dir = ws, ws
+	s.ReadOnly = append(slices.Clone(spec.ReadOnly), exe)
+	s.Hide = append(slices.Clone(spec.Hide), hide...)
+	s.Timeout, s.Grace = selftestRunTimeout, time.Second
+	return s
+}
+
+// runLimits attacks selftest's own small limits from sandboxes of spec (a
+// probeSpec without operations), through whatever mechanism this host
+// gives them: a fork bomb, then, only where memory can be limited at all,
+// a memory hog. --best-effort lets a limit the host cannot enforce through,
+// so that the run reports it.
+func runLimits(ctx context.Context, s sandbox.Spec, ch choices) (pids, memory limitRun, err error) {
+	if ch.noPids && ch.noMemoryLimit {
+		return pids, memory, nil
+	}
+	s.BestEffort = true
+	s.Limits = sandbox.Limits{Pids: selftestPids, MemoryBytes: selftestMemory}
+	if ch.noPids {
+		s.Limits.Pids = sandbox.NoLimit
+	} else {
+		s.Argv = append(s.Argv, probe.Encode("forkbomb", fmt.Sprint(forkbombCount)))
+	}
+	if ch.noMemoryLimit {
+		s.Limits.MemoryBytes = sandbox.NoLimit
+	}
+	pids, err = limitAttack(ctx, s)
+	memory = limitRun{limits: pids.limits}
+	if err != nil || ch.noMemoryLimit || pids.limits == nil || pids.limits.Memory.Mechanism == cgroup.MechanismNone {
+		return pids, memory, err // where nothing would stop the hog, it does not run
+	}
+	s.Argv = append(s.Argv[:2], probe.Encode("hog", fmt.Sprint(hogBytes)))
+	s.Limits.Pids = 0
+	memory, err = limitAttack(ctx, s)
+	return pids, memory, err
+}
+
+// limitAttack runs one attack on the limits and reads how it ended.
+func limitAttack(ctx context.Context, s sandbox.Spec) (limitRun, error) {
+	res, err := sandbox.Run(ctx, s, sandbox.Streams{Capture: true})
+	if err != nil {
+		return limitRun{}, err
+	}
+	lr := limitRun{ran: true, limits: res.Enforced.Limits, oomKilled: res.OOMKilled, refused: res.Usage.ForksRefused,
+		exit: fmt.Sprintf("exit %d", res.ExitCode)}
+	if res.Signal != "" {
+		lr.exit = res.Signal
+	}
+	if vs := probe.Decode(slices.Concat(res.Stdout.Head, res.Stdout.Tail)); len(vs) > 0 {
+		lr.verdict = &vs[0]
+	}
+	return lr, nil
+}
