@@ -27,9 +27,11 @@ clean:
 	rm -rf bin
 
 # Boots Debian's 6.1 and 6.12 kernels under QEMU (software emulation) and
-# runs forgebox's checks inside (integration/vm). The setup installs QEMU and
-# caches the kernels the first time (as root).
+# runs forgebox's checks inside (integration/vm); CI runs it after test. The
+# setup installs QEMU and downloads the kernels the first time (as root, with
+# network), caching them in integration/vm/.cache. FORGEBOX_VM=1 makes a
+# missing QEMU or kernel a failure, never a skip.
 .PHONY: vmtest
 vmtest:
 	./integration/vm/setup
-	FORGEBOX_VM=1 $(GO) test -count=1 -v ./integration/vm/
+	FORGEBOX_VM=1 $(GO) test -count=1 -timeout 15m -v ./integration/vm/

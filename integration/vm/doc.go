@@ -6,13 +6,25 @@
 // becomes a subtest of TestVM.
 //
 // What it shows: that on each kernel forgebox enforces what the kernel has,
-// and fails closed (or, with --best-effort, reports) what it lacks; and the
-// kernel's facts (Landlock ABI, cgroup layout) beside what forgebox doctor
-// says of them. What it does not: anything about hardware, KVM, or kernels
-// configured unlike Debian's.
+// and fails closed (or, with --best-effort, reports) what it lacks: the
+// Landlock ABI it applies and the features it lists missing, attacked
+// through TCP on the sandbox's loopback and the guest's abstract sockets;
+// memory and task limits through cgroup v1 or v2 (a hog OOM-killed, a fork
+// loop refused), or through RLIMIT_NPROC for a user without a cgroup, the
+// command inside the reported group, and no group or process left after a
+// run, after a forgebox killed with SIGKILL, or after twenty runs under a
+// subreaper that never reaps. The kernel's facts (Landlock ABI, cgroup
+// layout) stand beside what forgebox doctor says of them, and the host
+// test holds its own account of what each boot must report
+// (expectations). What it does not: anything about hardware, KVM, or
+// kernels configured unlike Debian's. A check that fails because of a
+// known forgebox bug is listed in knownBugs and reported as a skip naming
+// the bug.
 //
-// The tests skip unless FORGEBOX_VM=1. `make vmtest` runs ./setup (QEMU,
-// the kernels and busybox, cached in .cache) and then the tests. Other
+// The tests skip unless FORGEBOX_VM=1; with it, a missing QEMU or kernel
+// fails them. `make vmtest` (run by .ci/run after make test) runs ./setup
+// (QEMU, the kernels and busybox, cached in .cache; it fails when the
+// Debian mirror cannot be reached) and then the tests. Other
 // variables: FORGEBOX_BIN (the forgebox to test instead of building one),
 // FORGEBOX_VM_EXTRA (more static programs for the VM's /bin, separated by
 // spaces), FORGEBOX_VM_RUN (a regexp: only the guest checks it matches),

@@ -64,6 +64,7 @@ hybrid | v1)
 	if [ "$layout" = hybrid ]; then
 		mkdir /sys/fs/cgroup/unified
 		mount -t cgroup2 -o nosuid,nodev,noexec cgroup2 /sys/fs/cgroup/unified
+		fact cgroup_unified_controllers "$(cat /sys/fs/cgroup/unified/cgroup.controllers)"
 	fi
 	fact cgroup_v1_controllers "${mounted# }"
 	[ -z "$refused" ] || fact cgroup_v1_refused "${refused# }"

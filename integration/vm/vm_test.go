@@ -4,12 +4,14 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -31,8 +33,23 @@ var boots = []boot{
 	{name: "6.12-hybrid", kernel: "6.12", cgroup: "hybrid", landlockABI: "6"},
 }
 
+// knownBugs are guest checks (WHO/CHECK) that fail today because of a
+// forgebox bug, reported to whoever owns that code: a failure is reported
+// as a skip naming the bug, so that the rest can gate CI meanwhile; a pass
+// is logged, asking for the entry to go.
+var knownBugs = map[string]string{
+	"user/nproc_below_default": "the default task limit (4096) is set with setrlimit(RLIMIT_NPROC) even where " +
+		"the caller's hard limit is lower, so the run fails at step rlimits with EPERM; the kernel's default " +
+		"hard limit is below 4096 on machines with less than about 1.1 GiB of RAM",
+	"root/no_zombies_unlaunched": "when forgebox does not use the stage 0 it forked at start-up, it exits " +
+		"without reaping it (invalid arguments) or reaps it but not the sandbox PID 1 that stage 0 had forked " +
+		"(a refused run; --net host, which discards the prefork): under a subreaper or a PID 1 that does not " +
+		"reap, each is left a zombie",
+	"user/no_zombies_unlaunched": "as root/no_zombies_unlaunched",
+}
+
 // bootTimeout bounds one boot, checks included (about 5 s to boot under
-// software emulation, and a few seconds of checks).
+// software emulation, and 30-40 s of checks with two VMs per core).
 const bootTimeout = 4 * time.Minute
 
 func TestVM(t *testing.T) {
@@ -199,18 +216,92 @@ func (b boot) run(t *testing.T, qemu, cache, initrd string) {
 			for _, l := range c.logs {
 				t.Log(l)
 			}
-			switch c.status {
-			case "pass":
+			bug := knownBugs[c.name]
+			switch {
+			case c.status == "pass" && bug != "":
+				t.Logf("%s; known bug %q no longer shows: remove it from knownBugs", c.detail, bug)
+			case c.status == "pass":
 				t.Log(c.detail)
-			case "skip":
+			case c.status == "skip":
 				t.Skip(c.detail)
-			case "":
+			case c.status == "":
 				t.Errorf("started but never finished; console:\n%s", console.tail(30))
+			case bug != "":
+				t.Skipf("KNOWN FORGEBOX BUG, expected to fail: %s. Failure: %s", bug, c.detail)
 			default:
 				t.Error(c.detail)
 			}
 		})
 	}
+	for _, who := range []string{"root", "user"} {
+		t.Run(who+"/expected_facts", func(t *testing.T) {
+			filtered := os.Getenv("FORGEBOX_VM_RUN") != ""
+			expect := b.expectations(cache, who)
+			for _, key := range slices.Sorted(maps.Keys(expect)) {
+				want := expect[key]
+				switch got := r.fact(who, key); {
+				case got == "?" && filtered:
+				case got == "?":
+					t.Errorf("%s: not reported (did its check run?), want %q", key, want)
+				case got != want:
+					t.Errorf("%s = %q, want %q", key, got, want)
+				default:
+					t.Logf("%s = %q", key, got)
+				}
+			}
+		})
+	}
+}
+
+// expectations are the facts a pass as who must report on this boot: the
+// host's own account of what forgebox has to do with this kernel and
+// cgroup layout, beside the guest's checks.
+func (b boot) expectations(cache, who string) map[string]string {
+	mech := "cgroup-v1"
+	if b.cgroup == "v2" {
+		mech = "cgroup-v2"
+	}
+	// Linux 6.11 made cgroup v1's memory controller optional, and Debian's
+	// 6.12 leaves it out: the hybrid layout then has no memory hierarchy.
+	memory := mech
+	if config, err := os.ReadFile(filepath.Join(cache, "kernels", b.kernel, "config")); err == nil &&
+		b.cgroup != "v2" && strings.Contains(string(config), "# CONFIG_MEMCG_V1 is not set") {
+		memory = "none"
+	}
+	// Below ABI 6 a plain run (--net none) lacks TCP denial (ABI 4) or
+	// scoping (ABI 6), and is refused.
+	refused := "no"
+	if abi, err := strconv.Atoi(b.landlockABI); err != nil || abi < 6 {
+		refused = "yes"
+	}
+	e := map[string]string{
+		"doctor_landlock_abi":        b.landlockABI,
+		"run_landlock_abi":           b.landlockABI,
+		"run_landlock_refused":       refused,
+		"doctor_cgroup_version":      b.cgroup,
+		"doctor_cgroup_delegated":    "false",
+		"doctor_cgroup_nproc_per_ns": "true", // Linux 5.14+
+	}
+	if who == "root" {
+		e["doctor_cgroup_can_create"] = "true"
+		e["doctor_cgroup_memory_limit"] = memory
+		e["doctor_cgroup_pids_limit"] = mech
+		e["limit_memory"] = strings.Replace(memory, "none", "refused", 1)
+		e["limit_pids"] = mech
+		if b.cgroup == "v2" {
+			// The user, in a subtree root delegates to it.
+			e["delegated_limit_memory"] = "cgroup-v2"
+		}
+	} else {
+		// No delegation in the guest: v1 is root's, and nothing hands the
+		// user a v2 subtree. The task limit falls back on RLIMIT_NPROC.
+		e["doctor_cgroup_can_create"] = "false"
+		e["doctor_cgroup_memory_limit"] = "none"
+		e["doctor_cgroup_pids_limit"] = "rlimit"
+		e["limit_memory"] = "refused"
+		e["limit_pids"] = "rlimit"
+	}
+	return e
 }
 
 // consoleReport is what the guest printed, in order.

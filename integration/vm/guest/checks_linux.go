@@ -31,6 +31,7 @@ var checks = []check{
 	{"pids_limit", checkPidsLimit},
 	{"cgroup_membership", checkCgroupMembership},
 	{"stale_cgroup", checkStaleCgroup},
+	{"delegated_cgroup", checkDelegatedCgroup},
 	{"nproc_below_default", checkNprocBelowDefault},
 	{"no_zombies", checkNoZombies},
 	{"no_zombies_unlaunched", checkNoZombiesUnlaunched},

@@ -14,7 +14,9 @@
 //
 // WHO is root or user. Add a check by adding an entry to checks (checks_linux.go).
 //
-// Usage (installed in the VM as /bin/fbvm-check): guest [-forgebox PATH] [-run REGEXP]
+// Usage (installed in the VM as /bin/fbvm-check): guest [-forgebox PATH] [-run REGEXP].
+// `fbvm-check hog MIB` is a helper the checks run inside the sandbox
+// (helpers_linux.go).
 //
 // It runs on Linux only (main_linux.go).
 package main

@@ -233,16 +233,20 @@ func (o outcome) String() string {
 // forgebox runs the binary under test in the workspace, with stdin from
 // /dev/null. An error means it could not be started or did not end.
 func (g *guest) forgebox(ctx context.Context, args ...string) (outcome, error) {
-	return g.execute(ctx, append([]string{g.forgeboxBin}, args...))
+	return g.execute(ctx, append([]string{g.forgeboxBin}, args...), nil)
 }
 
-// execute runs argv in the workspace, as forgebox does.
-func (g *guest) execute(ctx context.Context, argv []string) (outcome, error) {
+// execute runs argv in the workspace, as forgebox does; setup, if not nil,
+// changes the command before it starts.
+func (g *guest) execute(ctx context.Context, argv []string, setup func(*exec.Cmd)) (outcome, error) {
 	args := argv[1:]
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, argv[0], args...)
 	cmd.Dir = g.ws
+	if setup != nil {
+		setup(cmd)
+	}
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
@@ -321,21 +325,29 @@ func (g *guest) runJSON(ctx context.Context, name string, args ...string) (runRe
 // (whose arguments end with forgebox's own), or directly when wrap is nil.
 func (g *guest) runJSONVia(ctx context.Context, name string, wrap []string, args ...string) (runResult, outcome, error) {
 	argv := append(append(slices.Clone(wrap), g.forgeboxBin, "run", "--json", "--workspace", g.ws), args...)
-	o, err := g.execute(ctx, argv)
+	o, err := g.execute(ctx, argv, nil)
 	if err != nil {
 		return runResult{}, o, err
 	}
+	r, err := g.parseRun(name, o)
+	return r, o, err
+}
+
+// parseRun reads the JSON result of a `forgebox run --json`: an error
+// means it does not parse, or the command did not run for another reason
+// than a missing layer.
+func (g *guest) parseRun(name string, o outcome) (runResult, error) {
 	var r runResult
 	if err := json.Unmarshal(o.stdout, &r); err != nil {
 		g.logf(name, "%v", o)
-		return r, o, fmt.Errorf("the JSON result does not parse: %v", err)
+		return r, fmt.Errorf("the JSON result does not parse: %v", err)
 	}
 	if r.Error != nil && !(o.exit == 125 && r.Error.Code == "unavailable") {
 		g.logf(name, "%v", o)
-		return r, o, fmt.Errorf("forgebox did not run the command: exit %d, %s (layer %q, step %q, errno %s): %s",
+		return r, fmt.Errorf("forgebox did not run the command: exit %d, %s (layer %q, step %q, errno %s): %s",
 			o.exit, r.Error.Code, r.Error.Layer, r.Error.Step, r.Error.Errno, r.Error.Message)
 	}
-	return r, o, nil
+	return r, nil
 }
 
 // process is one entry of the guest's /proc.
