@@ -256,3 +256,19 @@ func anyContains(list []string, sub string) bool {
 	}
 	return false
 }
+
+// A caller whose own hard RLIMIT_NPROC is below the default task limit (a
+// small machine: 1707 with 512 MiB of RAM) still runs: the stand-in
+// rlimit is lowered to the hard limit, which the sandbox could not raise.
+func TestTaskLimitBelowDefault(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		r := e.runProgram("bash", "-c", `ulimit -u 1000 && exec "$0" run --json -- bash -c 'ulimit -u'`, forgebox)
+		res := decodeResult(t, r.stdout)
+		if r.code != 0 || res.Error != nil {
+			t.Fatalf("with ulimit -u 1000: exit %d, %s", r.code, r.stdout)
+		}
+		if l := res.Enforced.Limits.Pids; l.Mechanism == "rlimit" && (l.Value != 1000 || strings.TrimSpace(res.Stdout) != "1000") {
+			t.Errorf("task limit %+v, ulimit -u inside %q; want 1000", l, res.Stdout)
+		}
+	})
+}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/forgebox/forgebox/cgroup"
+	"golang.org/x/sys/unix"
 )
 
 // limitPlan is how a run's limits are enforced: decided, and the cgroup
@@ -45,6 +46,7 @@ func startLimits(s Spec) <-chan limitPlan {
 func planLimits(s Spec, h cgroup.Host) (lp limitPlan) {
 	want, explicit := s.Limits.resolve(h)
 	lp.decision = cgroup.Plan(want, h)
+	lp.fitRlimits()
 	if lp.err = lp.refuseUnenforced(explicit, s.BestEffort); lp.err != nil {
 		return lp
 	}
@@ -63,6 +65,27 @@ func planLimits(s Spec, h cgroup.Host) (lp limitPlan) {
 		lp.err = lp.refuseUnenforced(explicit, s.BestEffort)
 	}
 	return lp
+}
+
+// fitRlimits lowers the stand-in resource limits to the caller's own hard
+// limits: raising a hard limit takes a privilege the sandbox lacks (the
+// child's setrlimit would fail), and the lower limit binds the command
+// already. A small machine's default RLIMIT_NPROC is below the default
+// task limit (1707 with 512 MiB of RAM).
+func (lp *limitPlan) fitRlimits() {
+	d := &lp.decision
+	for i, r := range d.Rlimits {
+		n, err := r.Resource.Number()
+		var cur unix.Rlimit
+		if err != nil || unix.Getrlimit(n, &cur) != nil || cur.Max >= r.Hard {
+			continue
+		}
+		d.Rlimits[i].Soft, d.Rlimits[i].Hard = cur.Max, cur.Max
+		if r.Resource == cgroup.ResourceNproc {
+			d.Pids.Value = int64(cur.Max)
+			d.Pids.Reason += fmt.Sprintf("; lowered to your own hard limit of %d tasks (ulimit -Hu), which only a privileged process may raise", cur.Max)
+		}
+	}
 }
 
 // openGroup opens what the child needs to put the command in the group.
