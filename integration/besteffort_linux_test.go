@@ -2,6 +2,7 @@ package integration
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -87,14 +88,28 @@ func TestBestEffortKeepsKernelLayers(t *testing.T) {
 		target := filepath.Join(e.outside, "kept")
 		e.write(target, "before")
 		before := snap(t, target)
-		r := e.withoutUserNamespaces(forgebox, "run", "--best-effort", "--", probe, "write "+target+" after", "ptrace-parent", "unshare-mount")
+		secret := filepath.Join(e.outside, "secret")
+		e.write(secret, "s3cret")
+		run := filepath.Join("/run", "forgebox-test-"+marker())
+		defer os.Remove(run)
+		r := e.withoutUserNamespaces(forgebox, "run", "--best-effort", "--hide", secret, "--", probe,
+			"write "+target+" after", "read "+secret, "write "+run+" x",
+			"ptrace-parent", "unshare-mount",
+			"write /dev/null x", "write /tmp/"+marker()+" x")
 		vs := decodeVerdicts(t, r.stdout)
-		if r.code != 0 || len(vs) != 3 {
+		if r.code != 0 || len(vs) != 7 {
 			t.Fatalf("--best-effort probe: exit %d, %d verdicts\nstderr: %s", r.code, len(vs), r.stderr)
 		}
-		blocked(t, vs[:1], "EACCES")
-		blocked(t, vs[1:], "EPERM")
+		// Without a mount namespace the host's own /run, /dev and the
+		// hidden file itself stand where the sandbox's covers would be:
+		// Landlock alone keeps them.
+		blocked(t, vs[:3], "EACCES")
+		blocked(t, vs[3:5], "EPERM")
+		allowed(t, vs[5:])
 		unchanged(t, target, before)
+		if _, err := os.Stat(run); err == nil {
+			t.Errorf("%s was created on the host", run)
+		}
 	})
 }
 

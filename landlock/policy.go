@@ -166,6 +166,36 @@ func ChildRules(private []string, dirStandIn, fileStandIn string, fs Rights) []C
 	return out
 }
 
+// HostRules replace ChildRules when the child runs without a mount
+// namespace (--best-effort on a host that refuses namespaces): the host's
+// own /dev, /proc and temporary directories are where the sandbox's would
+// be. /dev and /proc are only readable, writable are the harmless devices
+// a program opens by name and the temporary directories among private but
+// /run (host daemons' sockets and state); the covers get no rule, since
+// their paths are the hidden files themselves there.
+func HostRules(private []string, fs Rights) []ChildRule {
+	dev := (Read | ll.AccessFSWriteFile | ll.AccessFSIoctlDev) & fileRights & fs
+	out := []ChildRule{{"/dev", Read & fs}, {"/proc", Read & fs}}
+	for _, d := range []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty"} {
+		out = append(out, ChildRule{d, dev})
+	}
+	for _, d := range HostWritable(private) {
+		out = append(out, ChildRule{d, fs})
+	}
+	return out
+}
+
+// HostWritable lists the directories HostRules makes writable.
+func HostWritable(private []string) []string {
+	var out []string
+	for _, d := range private {
+		if d != "/run" && d != "/var/run" {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // beneath reports whether p lies strictly below dir.
 func beneath(p, dir string) bool {
 	if dir == "/" {

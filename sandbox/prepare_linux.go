@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/forgebox/forgebox/cgroup"
+	"github.com/forgebox/forgebox/landlock"
 	"golang.org/x/sys/unix"
 )
 
@@ -25,6 +26,9 @@ type prepared struct {
 	withheld  []string
 	guard     *guard
 	limits    limitPlan
+	// The Landlock facts unisolated needs to redo the child's rules.
+	landlockPrivate []string
+	landlockFS      landlock.Rights
 }
 
 // release undoes what planning did on the host: the placeholders.
@@ -302,7 +306,12 @@ func (p *prepared) unisolated(why string) {
 		LandlockScoped: old.LandlockScoped, Seccomp: old.Seccomp, SeccompDenied: old.SeccompDenied,
 		NoNewPrivs: old.NoNewPrivs, Capabilities: old.Capabilities, Limits: old.Limits, Cgroup: old.Cgroup}
 	if old.LandlockABI > 0 {
-		p.enforced.Writable = old.Writable
+		// The host's own /dev, /proc and temporary directories stand
+		// where the sandbox's would have been: HostRules keeps them
+		// read-only but for the temporary directories, which are
+		// writable and said so.
+		p.child.Rules = landlock.HostRules(p.landlockPrivate, p.landlockFS)
+		p.enforced.Writable = append(slices.Clone(old.Writable), landlock.HostWritable(p.landlockPrivate)...)
 	}
 	// RLIMIT_NPROC outside a user namespace of the run's own counts every
 	// process of the caller's user: no stand-in for a task limit.
