@@ -246,6 +246,8 @@ func TestHostSocketChurn(t *testing.T) {
 // (FORGEBOX_TEST_HELPER names the role).
 func helperMain(role string) int {
 	switch role {
+	case "subreaper":
+		return subreaperHelper()
 	case "listen-relative":
 		// Bind a socket by a relative name, as daemons that chdir into
 		// their runtime directory do: /proc/net/unix then shows the

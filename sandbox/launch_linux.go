@@ -40,7 +40,8 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	}
 	defer p.release()
 	// The child enters its namespaces while the view is planned here.
-	c, err := start(pl, p, tl)
+	c, discarded, err := start(pl, p, tl)
+	defer discarded()
 	if err != nil {
 		return nil, err
 	}
@@ -125,20 +126,37 @@ func (c *child) reap(tl *timeline) {
 
 // start gets a stage 0 for the run: the one the constructor forked before the
 // Go runtime started, when it guessed this run's namespaces right, or a
-// re-executed one.
-func start(pl *plumbing, p *prepared, tl *timeline) (*child, error) {
+// re-executed one. done waits for a discarded preforked child to be reaped;
+// the caller calls it before returning.
+func start(pl *plumbing, p *prepared, tl *timeline) (c *child, done func(), err error) {
+	done = func() {}
 	sock, pid, pidfd, ok := claimPrefork()
 	if ok && p.child.Flags == flagIsolate|flagNewNet {
 		tl.mark("child adopted")
-		return adopt(sock, pid, pidfd), nil
+		return adopt(sock, pid, pidfd), done, nil
 	}
 	if ok {
 		// The guess was wrong (the host network, or no namespaces): let
-		// it go; it exits when the socket closes.
-		c := adopt(sock, pid, pidfd)
-		go c.abort()
+		// it go while the right one starts.
+		gone := make(chan struct{})
+		go func() {
+			adopt(sock, pid, pidfd).abort()
+			close(gone)
+		}()
+		done = func() { <-gone }
 	}
-	return spawn(pl, &p.child, tl)
+	c, err = spawn(pl, &p.child, tl)
+	return c, done, err
+}
+
+// ReleasePrefork ends the sandbox child that `forgebox run` forked before
+// the Go runtime started, if no run has claimed it (the flags were refused,
+// say), and reaps it. A command-line program calls it before exiting, so
+// that nothing is left to the caller's reaper.
+func ReleasePrefork() {
+	if sock, pid, pidfd, ok := claimPrefork(); ok {
+		adopt(sock, pid, pidfd).abort()
+	}
 }
 
 // adopt takes over the preforked child.
@@ -200,13 +218,25 @@ func (c *child) listen() {
 	}()
 }
 
-// abort kills a child that will not be told what to run, and reaps it.
+// abort ends a child that will not be told what to run, and reaps it.
+// Closing the socket is enough: PID 1 reads the end of the view stream and
+// exits, and stage 0 reaps it and exits. Killing stage 0 instead would
+// orphan PID 1 to the caller's reaper, which may never reap it (a
+// container's or a VM's minimal init, a subreaper that does not wait), so
+// that is only the fallback for a child that does not go within a second.
 func (c *child) abort() {
-	c.sup.kill()
-	<-c.exited
 	if c.conn != nil {
 		c.conn.close()
+		select {
+		case <-c.exited:
+			c.sup.release()
+			return
+		case <-time.After(time.Second):
+		}
 	}
+	c.sup.kill()
+	<-c.exited
+	c.sup.release()
 }
 
 // finish sends the command and its view, supervises the run and collects

@@ -24,3 +24,6 @@ func Diagnose(ctx context.Context) Report {
 	r.Missing = []string{"sandbox: no backend for " + runtime.GOOS}
 	return r
 }
+
+// ReleasePrefork does nothing here: only Linux forks a child early.
+func ReleasePrefork() {}

@@ -40,7 +40,11 @@ func main() {
 		}
 		os.Exit(0)
 	}
-	os.Exit(dispatch(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	code := dispatch(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)
+	// A sandbox child forked for a run that never happened (refused
+	// flags, --help) is ended and reaped, not left to our parent.
+	sandbox.ReleasePrefork()
+	os.Exit(code)
 }
 
 type env struct {

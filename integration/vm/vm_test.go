@@ -37,16 +37,7 @@ var boots = []boot{
 // forgebox bug, reported to whoever owns that code: a failure is reported
 // as a skip naming the bug, so that the rest can gate CI meanwhile; a pass
 // is logged, asking for the entry to go.
-var knownBugs = map[string]string{
-	"user/nproc_below_default": "the default task limit (4096) is set with setrlimit(RLIMIT_NPROC) even where " +
-		"the caller's hard limit is lower, so the run fails at step rlimits with EPERM; the kernel's default " +
-		"hard limit is below 4096 on machines with less than about 1.1 GiB of RAM",
-	"root/no_zombies_unlaunched": "when forgebox does not use the stage 0 it forked at start-up, it exits " +
-		"without reaping it (invalid arguments) or reaps it but not the sandbox PID 1 that stage 0 had forked " +
-		"(a refused run; --net host, which discards the prefork): under a subreaper or a PID 1 that does not " +
-		"reap, each is left a zombie",
-	"user/no_zombies_unlaunched": "as root/no_zombies_unlaunched",
-}
+var knownBugs = map[string]string{}
 
 // bootTimeout bounds one boot, checks included (about 5 s to boot under
 // software emulation, and 30-40 s of checks with two VMs per core).
