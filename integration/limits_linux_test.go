@@ -89,6 +89,12 @@ func TestMemoryHogIsStopped(t *testing.T) {
 		if plain.code != 137 || !strings.Contains(plain.stderr, "--memory") {
 			t.Errorf("plain hog: exit %d, stderr %q", plain.code, plain.stderr)
 		}
+		// A command that survives the kill of one of its processes keeps
+		// its own exit status, and the kill is still reported.
+		r, res = e.runJSON([]string{"--memory", "64M", "-c", "dd if=/dev/zero of=/dev/null bs=256M count=1 2>/dev/null; exit 0"})
+		if r.code != 0 || !res.OOMKilled || !strings.Contains(r.stderr, "--memory") {
+			t.Errorf("a shell surviving its hog's OOM kill: exit %d, oom_killed %v, stderr %q; want 0, true and the message", r.code, res.OOMKilled, r.stderr)
+		}
 		// The control: the same command fits in a larger limit.
 		if r, res := e.runJSON([]string{"--memory", "1G", "--", "dd", "if=/dev/zero", "of=/dev/null", "bs=256M", "count=1"}); r.code != 0 || res.OOMKilled {
 			t.Errorf("256 MiB under a 1 GiB limit: exit %d, oom_killed %v, stderr %q", r.code, res.OOMKilled, res.Stderr)

@@ -141,7 +141,7 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 		e.printJSON(out)
 	}
 	if res.OOMKilled {
-		e.errorf("the command ran out of memory: the kernel's OOM killer stopped it at the memory limit of %s; give it more with --memory SIZE",
+		e.errorf("the command ran out of memory: the kernel's OOM killer killed a process of its tree at the memory limit of %s; give it more with --memory SIZE",
 			humanBytes(res.MemoryLimit))
 	}
 	switch {
