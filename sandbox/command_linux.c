@@ -134,8 +134,8 @@ int drop_capabilities(int isolated, struct fb_err *e)
 }
 
 /* join_cgroup moves the command into the run's cgroup, unless it was
- * cloned there, by writing "0" (this process) to each cgroup.procs file the
- * parent opened. The kernel checks the opener's credentials, so the write
+ * cloned there, by writing "0" (this process) to each join file the parent
+ * opened (tasks on v1, cgroup.procs on v2). The kernel checks the opener's credentials, so the write
  * needs no privilege here. Before anything else: whatever the command
  * does, it does inside the limits. */
 static int join_cgroup(struct fb_spec *s, struct fb_err *e)
@@ -339,7 +339,7 @@ struct fb_clone_args {
 /* fork_command forks the command's process. With a cgroup v2 directory it
  * is cloned straight into the group (CLONE_INTO_CGROUP); a kernel without
  * that (before 5.7) gets a plain fork, and the child joins through
- * cgroup.procs instead. */
+ * its join file instead. */
 static pid_t fork_command(struct fb_spec *s)
 {
 	if (s->cgroup_fd >= 0) {

@@ -19,7 +19,7 @@ type limitPlan struct {
 	decision cgroup.Decision
 	group    *cgroup.Group
 	dir      *os.File     // cgroup v2: the group, for CLONE_INTO_CGROUP
-	join     []*os.File   // each hierarchy's cgroup.procs, for the command to join
+	join     []*os.File   // each hierarchy's join file (Group.JoinFiles), for the command
 	host     *cgroup.Host // where the group was made, to clean up after
 	missing  []string     // what --best-effort could not enforce
 	warnings []string
@@ -62,6 +62,7 @@ func planLimits(s Spec, h cgroup.Host) (lp limitPlan) {
 	if err != nil {
 		lp.close()
 		lp.withoutCgroup(err.Error())
+		lp.missing = nil // decided again, now without the group
 		lp.err = lp.refuseUnenforced(explicit, s.BestEffort)
 	}
 	return lp
@@ -98,17 +99,8 @@ func (lp *limitPlan) openGroup(h cgroup.Host) error {
 		lp.dir = dir
 	}
 	join, err := lp.group.JoinFiles()
-	if err != nil {
-		return err
-	}
-	if len(join) > maxJoin {
-		for _, f := range join {
-			f.Close()
-		}
-		return fmt.Errorf("the group spans %d hierarchies, more than the %d the child takes", len(join), maxJoin)
-	}
 	lp.join = join
-	return nil
+	return err
 }
 
 // withoutCgroup turns the limits planned for a cgroup into unenforced
@@ -169,7 +161,7 @@ func (p *prepared) useLimits(lp limitPlan) error {
 	if lp.group != nil {
 		p.enforced.Cgroup = lp.group.Name()
 	}
-	p.child.CgroupDir, p.child.CgroupProcs = lp.dir, lp.join
+	p.child.CgroupDir, p.child.CgroupJoin = lp.dir, lp.join
 	for _, r := range d.Rlimits {
 		n, err := r.Resource.Number()
 		if err != nil {
@@ -204,7 +196,6 @@ func (p *prepared) measure(res *Result) {
 		return
 	}
 	res.OOMKilled = true
-	res.MemoryLimit = d.Memory.Value
 	if res.ExitCode != 0 && !res.TimedOut {
 		res.ExitCode = 128 + 9
 	}

@@ -17,10 +17,9 @@ type Result struct {
 	Signal   string
 	TimedOut bool
 	// OOMKilled: the kernel's OOM killer killed a process of the tree at
-	// the memory limit, MemoryLimit bytes.
-	OOMKilled   bool
-	MemoryLimit int64
-	Duration    time.Duration
+	// the memory limit (Enforced.Limits.Memory).
+	OOMKilled bool
+	Duration  time.Duration
 	// Stdout and Stderr hold the captured output when Streams.Capture was
 	// set (with a PTY, all output is on Stdout).
 	Stdout, Stderr Captured

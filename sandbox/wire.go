@@ -68,9 +68,9 @@ const runFlagPTY = 1 << 0 // allocate a pseudo-terminal inside
 const (
 	fdLandlock = 1 << 0 // a Landlock ruleset to complete and enforce
 	fdCgroup   = 1 << 1 // a cgroup v2 directory to clone the command into
-	// The number of cgroup.procs files the command joins before exec
-	// (one per hierarchy) is in the bits from fdJoinShift up, at most
-	// maxJoin.
+	// The number of join files the command writes before exec (tasks on
+	// v1, one per hierarchy; cgroup.procs on v2) is in the bits from
+	// fdJoinShift up, at most maxJoin.
 	fdJoinShift = 8
 	maxJoin     = 8
 )
@@ -182,11 +182,11 @@ type childSpec struct {
 	// Seccomp is the filter loaded last before exec; empty loads none.
 	Seccomp []byte
 	// CgroupDir is a cgroup v2 directory the command is cloned into;
-	// CgroupProcs are the cgroup.procs files it joins otherwise (v1, or a
-	// kernel without CLONE_INTO_CGROUP), opened for writing by the parent.
-	CgroupDir   *os.File
-	CgroupProcs []*os.File
-	Rlimits     []rlimit
+	// CgroupJoin are the files it joins through otherwise (v1, or a kernel
+	// without CLONE_INTO_CGROUP): Group.JoinFiles, opened by the parent.
+	CgroupDir  *os.File
+	CgroupJoin []*os.File
+	Rlimits    []rlimit
 }
 
 // rlimit is a resource limit the command starts with.
@@ -205,8 +205,8 @@ func (s *childSpec) extraFDs() (bits uint32, fds []*os.File) {
 		bits |= fdCgroup
 		fds = append(fds, s.CgroupDir)
 	}
-	bits |= uint32(len(s.CgroupProcs)) << fdJoinShift
-	return bits, append(fds, s.CgroupProcs...)
+	bits |= uint32(len(s.CgroupJoin)) << fdJoinShift
+	return bits, append(fds, s.CgroupJoin...)
 }
 
 type encoder struct{ b []byte }
@@ -274,8 +274,8 @@ func (s *childSpec) encodeView() ([]byte, error) {
 		}
 		e.field(tagMount, v)
 	}
-	if len(s.CgroupProcs) > maxJoin {
-		return nil, fmt.Errorf("%d cgroup hierarchies to join, over the limit of %d", len(s.CgroupProcs), maxJoin)
+	if len(s.CgroupJoin) > maxJoin {
+		return nil, fmt.Errorf("%d cgroup hierarchies to join, over the limit of %d", len(s.CgroupJoin), maxJoin)
 	}
 	if bits, _ := s.extraFDs(); bits != 0 {
 		e.u32(tagFDs, bits)

@@ -140,9 +140,9 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 		}
 		e.printJSON(out)
 	}
-	if res.OOMKilled {
+	if res.OOMKilled && res.Enforced.Limits != nil {
 		e.errorf("the command ran out of memory: the kernel's OOM killer killed a process of its tree at the memory limit of %s; give it more with --memory SIZE",
-			humanBytes(res.MemoryLimit))
+			humanBytes(res.Enforced.Limits.Memory.Value))
 	}
 	switch {
 	case res.TimedOut:
