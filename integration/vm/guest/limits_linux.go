@@ -61,11 +61,7 @@ func checkMemoryLimit(ctx context.Context, g *guest) (string, error) {
 		mech = r.Enforced.Limits.Memory.Mechanism
 	}
 	g.fact("limit_memory", mech)
-	lines := strings.Fields(r.Stdout)
-	reached := 0
-	if len(lines) > 0 {
-		reached, _ = strconv.Atoi(lines[len(lines)-1])
-	}
+	reached := lastNumber(r.Stdout)
 	var problems []string
 	if want := cgroupMechanism(); mech != want {
 		problems = append(problems, fmt.Sprintf("memory enforced by %q, want %q", mech, want))
@@ -73,7 +69,7 @@ func checkMemoryLimit(ctx context.Context, g *guest) (string, error) {
 	if o.exit != 137 || !r.OOMKilled {
 		problems = append(problems, fmt.Sprintf("exit %d, oom_killed %v; want 137 and true", o.exit, r.OOMKilled))
 	}
-	if slices.Contains(lines, "survived") || reached >= 64 {
+	if slices.Contains(strings.Fields(r.Stdout), "survived") || reached >= 64 {
 		problems = append(problems, fmt.Sprintf("the hog allocated %d MiB under a 64 MiB limit", reached))
 	}
 	// The kernel charges ahead of reclaim, and the peak may pass the
@@ -149,11 +145,7 @@ func checkPidsLimit(ctx context.Context, g *guest) (string, error) {
 		mech = r.Enforced.Limits.Pids.Mechanism
 	}
 	g.fact("limit_pids", mech)
-	lines := strings.Fields(r.Stdout)
-	started := 0
-	if len(lines) > 0 {
-		started, _ = strconv.Atoi(lines[len(lines)-1])
-	}
+	started := lastNumber(r.Stdout)
 	want := "rlimit"
 	if g.who == "root" {
 		want = cgroupMechanism()
@@ -162,7 +154,7 @@ func checkPidsLimit(ctx context.Context, g *guest) (string, error) {
 	if mech != want {
 		problems = append(problems, fmt.Sprintf("tasks limited by %q, want %q", mech, want))
 	}
-	if slices.Contains(lines, "ALL") || started >= 32 {
+	if slices.Contains(strings.Fields(r.Stdout), "ALL") || started >= 32 {
 		problems = append(problems, fmt.Sprintf("the loop started %d sleeps under --pids 32", started))
 	}
 	refusals := "not counted (no cgroup)"
@@ -465,4 +457,15 @@ func groupProcs(groups []string) []int {
 func firstLine(s string) string {
 	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
 	return cmp.Or(s, "no message")
+}
+
+// lastNumber is the last word of out as a number, 0 if it is none: the
+// count a guest loop printed before it was stopped.
+func lastNumber(out string) int {
+	f := strings.Fields(out)
+	if len(f) == 0 {
+		return 0
+	}
+	n, _ := strconv.Atoi(f[len(f)-1])
+	return n
 }
