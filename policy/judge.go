@@ -1,0 +1,73 @@
+package policy
+
+import (
+	"fmt"
+	"strings"
+)
+
+// judge collects the findings on one simple command. The built-in
+// knowledge (known*.go) reports through it; nested code goes back to the
+// engine through shell and argv.
+type judge struct {
+	st  *state
+	ctx *Context
+	cmd *Command
+	// layer is the unwrapping step the findings belong to: 0 for the
+	// outermost wrapper, len(cmd.Wrappers) for the command itself. An
+	// allow rule that matches form i covers the findings of layers >= i.
+	layer    int
+	findings []layered
+}
+
+type layered struct {
+	Finding
+	layer int
+}
+
+// add records a finding on the command being judged.
+func (j *judge) add(cat Category, risk int, format string, args ...any) {
+	reason := format
+	if len(args) > 0 {
+		reason = fmt.Sprintf(format, args...)
+	}
+	j.findings = append(j.findings, layered{Finding{Category: cat, Risk: clampRisk(risk), Reason: reason}, j.layer})
+}
+
+func clampRisk(r int) int {
+	return min(max(r, 0), 10)
+}
+
+// shell judges code that the command runs as a shell line (bash -c CODE,
+// eval, a here-document fed to sh). Its commands become judgements of
+// their own, one level deeper. Code that is not static is judged by what
+// can be seen, and the command asks.
+func (j *judge) shell(code string, static bool, how string) {
+	if !static {
+		j.add(Caution, 5, "%s runs shell code computed at run time", how)
+	}
+	j.st.line(code, j.cmd.Depth+1, how)
+}
+
+// argv judges another simple command this one runs (find -exec, xargs,
+// watch -x), one level deeper.
+func (j *judge) argv(args []Arg, how string) {
+	if len(args) == 0 {
+		return
+	}
+	c := &Command{Args: args, Name: programName(args[0]), Depth: j.cmd.Depth + 1, Source: joinArgs(args)}
+	j.st.command(c, how)
+}
+
+// place says where a path argument points.
+func (j *judge) place(a Arg) Place { return j.ctx.PlaceOf(a) }
+
+// name is the program as the knowledge knows it.
+func (j *judge) name() string { return j.cmd.Name }
+
+// quote renders an arg for a reason.
+func quote(a Arg) string {
+	if strings.ContainsAny(a.Value, " \t\n'\"") {
+		return fmt.Sprintf("%q", a.Value)
+	}
+	return a.Value
+}

@@ -1,0 +1,103 @@
+package policy
+
+import "fmt"
+
+// Mode says what runs without a rule.
+type Mode int
+
+// Modes. In allowlist mode only programs an allow rule lists may run, in
+// exec form only: a shell command line is denied.
+const (
+	Normal Mode = iota
+	Allowlist
+)
+
+func (m Mode) String() string {
+	if m == Allowlist {
+		return "allowlist"
+	}
+	return "normal"
+}
+
+// Thresholds map a risk score to an action: a score up to AutoApprove runs,
+// up to SessionApprove is approved once per session, below Block is asked
+// every time, and from Block on it is denied.
+type Thresholds struct {
+	AutoApprove    int `json:"autoApprove"`
+	SessionApprove int `json:"sessionApprove"`
+	AlwaysAsk      int `json:"alwaysAsk"`
+	Block          int `json:"block"`
+}
+
+// DefaultThresholds are R0 0-2, R1 3-4, R2 5, R3 6-7, R4 8-10.
+var DefaultThresholds = Thresholds{AutoApprove: 2, SessionApprove: 5, AlwaysAsk: 7, Block: 8}
+
+func (t Thresholds) validate() error {
+	if !(0 <= t.AutoApprove && t.AutoApprove < t.SessionApprove && t.SessionApprove <= t.AlwaysAsk &&
+		t.AlwaysAsk < t.Block && t.Block <= 10) {
+		return fmt.Errorf("riskThresholds must satisfy 0 <= autoApprove < sessionApprove <= alwaysAsk < block <= 10, got %d, %d, %d, %d",
+			t.AutoApprove, t.SessionApprove, t.AlwaysAsk, t.Block)
+	}
+	return nil
+}
+
+// level is the band a score falls in under these thresholds.
+func (t Thresholds) level(risk int) Level {
+	switch {
+	case risk <= t.AutoApprove:
+		return R0
+	case risk < t.SessionApprove:
+		return R1
+	case risk == t.SessionApprove:
+		return R2
+	case risk < t.Block:
+		return R3
+	}
+	return R4
+}
+
+// Policy is a loaded configuration: the user's, possibly tightened by a
+// workspace's.
+type Policy struct {
+	Mode       Mode
+	Thresholds Thresholds
+	Allow      []Rule
+	Ask        []Rule
+	Deny       []Rule
+	// Tighter are the ask rules of configurations that may only tighten
+	// (a workspace's): they turn an allow into an ask, never an ask or a
+	// deny into anything looser.
+	Tighter []Rule
+	// Files are the configuration files the policy was read from.
+	Files []string
+}
+
+// Default is the policy without any configuration file: the built-in
+// knowledge and the default thresholds.
+func Default() *Policy {
+	return &Policy{Thresholds: DefaultThresholds}
+}
+
+// Tighten returns p with ws applied as a configuration that may only
+// tighten: ws's deny and ask rules are added, its thresholds can only be
+// lowered, allowlist mode can be switched on but not off. ws's allow rules
+// are ignored; the returned warnings say so.
+func (p *Policy) Tighten(ws *Policy) (*Policy, []string) {
+	out := *p
+	out.Deny = append(append([]Rule{}, p.Deny...), ws.Deny...)
+	out.Tighter = append(append(append([]Rule{}, p.Tighter...), ws.Ask...), ws.Tighter...)
+	out.Files = append(append([]string{}, p.Files...), ws.Files...)
+	if ws.Mode == Allowlist {
+		out.Mode = Allowlist
+	}
+	t := &out.Thresholds
+	t.AutoApprove = min(t.AutoApprove, ws.Thresholds.AutoApprove)
+	t.SessionApprove = min(t.SessionApprove, ws.Thresholds.SessionApprove)
+	t.AlwaysAsk = min(t.AlwaysAsk, ws.Thresholds.AlwaysAsk)
+	t.Block = min(t.Block, ws.Thresholds.Block)
+	var warnings []string
+	for _, r := range ws.Allow {
+		warnings = append(warnings, fmt.Sprintf("%s: allow rule %q ignored: a configuration inside the workspace can only tighten the policy", r.Source, r.Text()))
+	}
+	return &out, warnings
+}
