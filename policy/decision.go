@@ -128,7 +128,7 @@ func (r *RuleRef) String() string {
 	if r.Pattern != "" {
 		s += fmt.Sprintf(" %q", r.Pattern)
 	}
-	if r.Source != "" {
+	if r.Source != "" && r.Source != r.Kind {
 		s += " (" + r.Source + ")"
 	}
 	return s

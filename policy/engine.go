@@ -41,6 +41,16 @@ func New(p *Policy) *Engine {
 	if p == nil {
 		p = Default()
 	}
+	// Compile every pattern now: the engine is shared between goroutines
+	// and must not write to its rules while judging. A rule that does not
+	// compile never matches (ParseConfig refuses such rules).
+	for _, list := range [][]Rule{p.Allow, p.Ask, p.Deny, p.Tighter} {
+		for i := range list {
+			if list[i].m == nil {
+				_ = list[i].compile()
+			}
+		}
+	}
 	e := &Engine{pol: p}
 	e.spanning = len(spanRules(p.Deny))+len(spanRules(p.Ask))+len(spanRules(p.Tighter)) > 0
 	e.parsers.New = func() any { return syntax.NewParser(syntax.Variant(syntax.LangBash)) }
@@ -78,7 +88,7 @@ func (e *Engine) DecideLine(ctx *Context, line string) *Decision {
 	d := st.decision()
 	d.Command = line
 	if len(line) > MaxLineBytes {
-		d.Command = line[:256] + "..."
+		d.Command = strings.ToValidUTF8(line[:256], "") + "..."
 	}
 	if e.pol.Mode == Allowlist {
 		d.deny(&RuleRef{Kind: "mode", Source: "policy", Reason: "allowlist mode runs listed programs in exec form only; a shell command line is not allowed"})
@@ -200,7 +210,7 @@ func prescan(src string) string {
 // time, whatever the rules say (a rule cannot match what was not read).
 func (st *state) unjudgeable(src string, depth int, reason string) {
 	if len(src) > 200 {
-		src = src[:200] + "..."
+		src = strings.ToValidUTF8(src[:200], "") + "..."
 	}
 	t := st.e.pol.Thresholds
 	risk := t.SessionApprove + 1
@@ -399,9 +409,11 @@ func (st *state) session(out *Judgement, scopes []Scope, approve string, forms [
 	}
 	out.Approve = approve
 	if slices.Contains(scopes, Session) && out.Risk <= st.e.pol.Thresholds.SessionApprove {
-		for i := range st.ctx.Session {
-			r := &st.ctx.Session[i]
-			if r.Text() == approve || firstMatch([]Rule{*r}, forms, false) != nil {
+		for _, r := range st.ctx.Session {
+			if r.m == nil && r.compile() != nil { // r is a copy: compiling it writes nothing shared
+				continue
+			}
+			if r.Text() == approve || firstMatch([]Rule{r}, forms, false) != nil {
 				out.Action, out.Rule = Allow, &RuleRef{Kind: "allow", Source: "session", Pattern: r.Text()}
 				return nil
 			}
@@ -448,10 +460,7 @@ func ref(kind string, r *Rule) *RuleRef {
 func firstMatch(rules []Rule, texts []string, spanning bool) *Rule {
 	for i := range rules {
 		r := &rules[i]
-		if r.m == nil && r.compile() != nil {
-			continue
-		}
-		if r.m.spans {
+		if r.m == nil || r.m.spans {
 			continue
 		}
 		for _, t := range texts {
@@ -579,7 +588,7 @@ func spanRules(rules []Rule) []*Rule {
 	var out []*Rule
 	for i := range rules {
 		r := &rules[i]
-		if r.m == nil && r.compile() != nil {
+		if r.m == nil {
 			continue
 		}
 		if r.m.spans || r.m.re != nil && strings.HasPrefix(r.Pattern, "re:") {

@@ -67,7 +67,7 @@ func TestRuleOrder(t *testing.T) {
 		// regex patterns match the whole text
 		{"blorp a", Allow, "allow"},
 		{"blorp ab", Ask, "threshold"},
-		{"echo blorp a", Ask, ""},
+		{"nope blorp a", Ask, ""},
 		// ask rules come before allow rules
 		{"git push origin main", Ask, "ask"},
 		// rules with operators match the pipeline
@@ -209,5 +209,25 @@ func TestForkBomb(t *testing.T) {
 		if d := New(nil).DecideLine(testCtx, line); d.Action != Deny || d.Category != Forbidden {
 			t.Errorf("Decide(%q) = %v %v, want deny forbidden", line, d.Action, d.Category)
 		}
+	}
+}
+
+// TestConcurrentDecide shares one engine between goroutines, as the MCP
+// server will; go test -race checks that judging writes nothing shared.
+func TestConcurrentDecide(t *testing.T) {
+	e := New(mustPolicy(t, `{"forgebox": {"rules": {"allow": [{"pattern": "frob *"}], "deny": [{"pattern": "curl * | sh"}]}}}`))
+	lines := agentMix(t)
+	done := make(chan struct{})
+	for g := range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			ctx := &Context{Workspace: "/w", Cwd: "/w", Home: "/h", Session: []Rule{{Command: "frobnicate"}}}
+			for i := range 200 {
+				e.DecideLine(ctx, lines[(i+g)%len(lines)])
+			}
+		}()
+	}
+	for range 4 {
+		<-done
 	}
 }

@@ -21,7 +21,10 @@ func (m Mode) String() string {
 
 // Thresholds map a risk score to an action: a score up to AutoApprove runs,
 // up to SessionApprove is approved once per session, below Block is asked
-// every time, and from Block on it is denied.
+// every time, and from Block on it is denied. AlwaysAsk names the top of
+// the asked-every-time band for configurations that spell it out; it must
+// lie below Block, and a score between it and Block is asked every time
+// as well (nothing is silently allowed in a gap).
 type Thresholds struct {
 	AutoApprove    int `json:"autoApprove"`
 	SessionApprove int `json:"sessionApprove"`
