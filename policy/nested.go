@@ -38,6 +38,9 @@ func interpreter(name string) string {
 	case "osascript":
 		return "applescript"
 	}
+	if !hasAnyPrefix(name, "python", "pypy", "ruby", "perl", "php", "lua", "node") {
+		return "" // most names: spare them the regular expression
+	}
 	if m := versioned.FindStringSubmatch(name); m != nil {
 		if m[1] == "pypy" {
 			return "python"
@@ -45,6 +48,15 @@ func interpreter(name string) string {
 		return m[1]
 	}
 	return ""
+}
+
+func hasAnyPrefix(s string, prefixes ...string) bool {
+	for _, p := range prefixes {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // downloaders fetch from the network; piped into a shell they run remote

@@ -116,8 +116,21 @@ func (ctx *Context) PlaceOf(a Arg) Place {
 
 // Place says where a path points.
 func (ctx *Context) Place(p string) Place {
-	if strings.HasPrefix(p, "~") && !strings.HasPrefix(p, "~/") && p != "~" {
-		return PlaceHomeRoot // ~user: another user's home
+	if strings.HasPrefix(p, "~") {
+		// The parser expands ~ when the home directory is known; a tilde
+		// left here is ~user (another user's home) or a home forgebox was
+		// not told: never the workspace.
+		rest, ok := strings.CutPrefix(p, "~/")
+		if !ok { // ~user or ~user/...
+			_, rest, _ = strings.Cut(p, "/")
+		}
+		switch {
+		case strings.Trim(rest, "/") == "":
+			return PlaceHomeRoot
+		case startup(strings.TrimSuffix(rest, "/")):
+			return PlaceStartup
+		}
+		return PlaceHome
 	}
 	a := ctx.Abs(p)
 	switch {

@@ -144,3 +144,16 @@ func TestUnwrapForms(t *testing.T) {
 		})
 	}
 }
+
+// Without a known home directory a tilde is never the workspace.
+func TestTildeWithoutHome(t *testing.T) {
+	ctx := &Context{Workspace: "/w", Cwd: "/w"}
+	for p, want := range map[string]Place{"~": PlaceHomeRoot, "~/": PlaceHomeRoot, "~/.bashrc": PlaceStartup, "~/src/x": PlaceHome, "~bob/x": PlaceHome} {
+		if got := ctx.Place(p); got != want {
+			t.Errorf("Place(%q) = %v, want %v", p, got, want)
+		}
+	}
+	if d := New(nil).DecideLine(ctx, "echo x > ~/.bashrc"); d.Action == Allow {
+		t.Errorf("Decide(echo x > ~/.bashrc) without a home = allow, want ask")
+	}
+}
