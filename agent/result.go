@@ -5,6 +5,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
 )
 
@@ -41,6 +42,12 @@ type RunResult struct {
 	Enforced *sandbox.Enforced `json:"enforced,omitempty"`
 	Warnings []string          `json:"warnings"`
 	Error    *Error            `json:"error,omitempty"`
+	// Decision is the judge's verdict on the command, on every judged run
+	// (not with --no-policy).
+	Decision *policy.Decision `json:"decision,omitempty"`
+	// Approval says how to approve a command that needs it, with the
+	// error approval_required.
+	Approval *Approval `json:"approval,omitempty"`
 	// Timeline is the launch's cost breakdown, with --trace.
 	Timeline []sandbox.Phase `json:"timeline,omitempty"`
 }
@@ -58,8 +65,19 @@ type Usage struct {
 	ForksRefused    *int64   `json:"forks_refused"`
 }
 
+// Approval is what an approval of a command would grant: the scopes the
+// decision offers (once, session, always) and the allow rules a session or
+// standing approval records.
+type Approval struct {
+	Scopes []policy.Scope `json:"scopes"`
+	Rules  []policy.Rule  `json:"rules"`
+}
+
 // Error explains why a command did not run. Code is one of: invalid,
-// unavailable, setup_failed, not_found, not_executable, internal.
+// unavailable, setup_failed, not_found, not_executable, internal, denied
+// (the judge refused the command: decision says why) and approval_required
+// (the command needs an approval no one could give: approval and hint say
+// how to give it).
 type Error struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`

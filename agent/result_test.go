@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
 )
 
@@ -50,5 +51,45 @@ func TestFromResultIsValidJSON(t *testing.T) {
 	}
 	if m["signal"] != nil || m["duration_ms"] != 1.5 || !strings.Contains(string(b), `"stdout_base64"`) {
 		t.Errorf("result %s: want signal null, duration_ms 1.5 and stdout_base64", b)
+	}
+}
+
+// The judge's fields are snake_case, absent on an unjudged run, and carry
+// the decision and the ways to approve it when the run was refused.
+func TestDecisionAndApproval(t *testing.T) {
+	b, err := json.Marshal(Failed(Error{Code: "denied", Message: "m"}, 126))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(b), `"decision"`) || strings.Contains(string(b), `"approval"`) {
+		t.Errorf("unjudged result %s: want no decision or approval", b)
+	}
+	out := Failed(Error{Code: "approval_required", Message: "m"}, 126)
+	out.Decision = &policy.Decision{Action: policy.Ask, Risk: 3, Level: policy.R1, Scopes: []policy.Scope{policy.Once, policy.Session}}
+	out.Approval = &Approval{Scopes: out.Decision.Scopes, Rules: []policy.Rule{{Command: "frobnicate --x"}}}
+	b, err = json.Marshal(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Decision struct {
+			Action string   `json:"action"`
+			Level  string   `json:"level"`
+			Scopes []string `json:"scopes"`
+		} `json:"decision"`
+		Approval struct {
+			Scopes []string         `json:"scopes"`
+			Rules  []map[string]any `json:"rules"`
+		} `json:"approval"`
+		Error struct {
+			Code string `json:"code"`
+		} `json:"error"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Decision.Action != "ask" || m.Decision.Level != "R1" || strings.Join(m.Approval.Scopes, ",") != "once,session" ||
+		len(m.Approval.Rules) != 1 || m.Approval.Rules[0]["command"] != "frobnicate --x" || m.Error.Code != "approval_required" {
+		t.Errorf("refused result %s", b)
 	}
 }

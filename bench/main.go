@@ -1,6 +1,6 @@
 // Command bench measures forgebox against bubblewrap in the same run.
 //
-//	go run ./bench -forgebox bin/forgebox [-n 400] [-throughput=false]
+//	go run ./bench -forgebox bin/forgebox [-n 400] [-throughput=false] [-policy=false]
 //
 // Startup: `forgebox run --pty -- /bin/true` (namespaces, mounts and a
 // pseudo-terminal) and the same without --pty, each paired with
@@ -11,6 +11,9 @@
 //
 // Throughput: a command printing 1 GiB through forgebox, in pipe mode and on
 // a pseudo-terminal, against the same command run directly.
+//
+// Policy: forgebox check --batch over a mix of agent command lines, on one
+// core; there is no peer to compare with, so the figures face the goals.
 package main
 
 import (
@@ -32,6 +35,8 @@ func main() {
 	tp := flag.Bool("throughput", true, "measure output throughput too")
 	rounds := flag.Int("rounds", 5, "interleaved rounds per throughput figure")
 	size := flag.Int64("bytes", 1<<30, "bytes printed by the throughput command")
+	pol := flag.Bool("policy", true, "measure the judge (forgebox check --batch) too")
+	mixFile := flag.String("mix", "policy/testdata/agent-mix.json", "the agent command lines the policy figure judges")
 	flag.Parse()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		fail("bwrap is not installed (apt-get install bubblewrap): it is the reference")
@@ -64,6 +69,9 @@ func main() {
 		fmt.Printf("  direct              %8.0f MB/s\n", d)
 		fmt.Printf("  forgebox pipe mode  %8.0f MB/s  (%.2fx direct; goal >= 1000 MB/s)\n", p, p/d)
 		fmt.Printf("  forgebox pty mode   %8.0f MB/s  (goal >= 100 MB/s)\n", t)
+	}
+	if *pol {
+		policyBench(bin, *mixFile, 100000, *rounds)
 	}
 }
 

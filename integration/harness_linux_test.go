@@ -66,6 +66,11 @@ func setup() (int, error) {
 		return 1, err
 	}
 	os.Chmod(baseDir, 0o755)
+	// Programs started with the test's own environment (the reaping
+	// helper) must not read or write the user's forgebox configuration
+	// or approvals either; scenarios set their own.
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(baseDir, "config"))
+	os.Setenv("XDG_STATE_HOME", filepath.Join(baseDir, "state"))
 	binDir = filepath.Join(baseDir, "bin")
 	if err := os.Mkdir(binDir, 0o755); err != nil {
 		return 1, err
@@ -161,6 +166,9 @@ type env struct {
 	home    string
 	outside string
 	extra   []string // more environment for forgebox
+	// judged lets forgebox run judge the commands; without it the
+	// harness passes --no-policy (see skipJudge).
+	judged bool
 }
 
 func newEnv(t *testing.T, m mode) *env {
@@ -250,6 +258,7 @@ func (e *env) runWith(name string, args []string, opts ...runOpt) result {
 	for _, o := range opts {
 		o(cmd)
 	}
+	e.skipJudge(cmd)
 	err := cmd.Run()
 	r := result{stdout: stdout.String(), stderr: stderr.String()}
 	var ee *exec.ExitError
@@ -269,9 +278,12 @@ func (e *env) runWith(name string, args []string, opts ...runOpt) result {
 func (e *env) command(ctx context.Context, name string, args ...string) *exec.Cmd {
 	cmd := exec.CommandContext(ctx, name, args...)
 	cmd.Dir = e.ws
+	// The XDG directories are the scenario's, so that neither the user's
+	// configuration nor their session approvals are read or written.
 	cmd.Env = append([]string{
 		"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
 		"HOME=" + e.home, "LANG=C.UTF-8",
+		"XDG_CONFIG_HOME=" + e.configHome(), "XDG_STATE_HOME=" + e.stateHome(),
 	}, e.extra...)
 	// Processes that escaped forgebox may hold its output open: do not
 	// wait for them once forgebox itself is gone.
@@ -281,6 +293,28 @@ func (e *env) command(ctx context.Context, name string, args ...string) *exec.Cm
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	return cmd
+}
+
+// configHome and stateHome are the scenario's XDG directories, outside
+// the workspace; forgebox creates them as the mode's user.
+func (e *env) configHome() string { return filepath.Join(e.dir, "config") }
+func (e *env) stateHome() string  { return filepath.Join(e.dir, "state") }
+
+// skipJudge adds --no-policy to forgebox run wherever forgebox appears in
+// the command (directly, or behind unshare or sh -c), unless the scenario
+// is about the judge. The sandbox scenarios run probes and attacks the
+// sandbox itself must stop; the judge would refuse or ask about most of
+// them before the sandbox is ever tested.
+func (e *env) skipJudge(cmd *exec.Cmd) {
+	if e.judged {
+		return
+	}
+	for i := 0; i+1 < len(cmd.Args); i++ {
+		if cmd.Args[i] == forgebox && cmd.Args[i+1] == "run" {
+			cmd.Args = append(cmd.Args[:i+2], append([]string{"--no-policy"}, cmd.Args[i+2:]...)...)
+			return
+		}
+	}
 }
 
 func (e *env) sysProcAttr() *syscall.SysProcAttr {

@@ -281,6 +281,7 @@ func (e *env) start(args []string, opts ...runOpt) *running {
 	for _, o := range opts {
 		o(r.cmd)
 	}
+	e.skipJudge(r.cmd)
 	if err := r.cmd.Start(); err != nil {
 		cancel()
 		e.t.Fatalf("start forgebox %q: %v", args, err)

@@ -268,7 +268,7 @@ func anyContains(list []string, sub string) bool {
 // rlimit is lowered to the hard limit, which the sandbox could not raise.
 func TestTaskLimitBelowDefault(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
-		r := e.runProgram("bash", "-c", `ulimit -u 1000 && exec "$0" run --json -- bash -c 'ulimit -u'`, forgebox)
+		r := e.runProgram("bash", "-c", `ulimit -u 1000 && exec "$0" run --no-policy --json -- bash -c 'ulimit -u'`, forgebox)
 		res := decodeResult(t, r.stdout)
 		if r.code != 0 || res.Error != nil {
 			t.Fatalf("with ulimit -u 1000: exit %d, %s", r.code, r.stdout)

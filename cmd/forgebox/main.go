@@ -1,9 +1,11 @@
 // Command forgebox runs an AI agent's shell commands in a sandbox.
 //
-// Exit codes: the command's own status; 128+N when signal N killed it; 124
-// on timeout; 125 for a forgebox error (bad flags, setup failure, missing
-// kernel feature); 126 when the command cannot be executed or is denied;
-// 127 when it is not found.
+// Exit codes of run: the command's own status; 128+N when signal N killed
+// it; 124 on timeout; 125 for a forgebox error (bad flags, a malformed
+// configuration, setup failure, missing kernel feature); 126 when the
+// command cannot be executed, is denied, or needs an approval it did not
+// get; 127 when it is not found. check exits 0 for allow, 1 for ask, 2 for
+// deny and 125 for an error.
 package main
 
 import (
@@ -65,6 +67,10 @@ func dispatch(args []string, stdin, stdout, stderr *os.File) int {
 		return e.doctor(args[1:])
 	case "selftest":
 		return e.selftest(args[1:])
+	case "check":
+		return e.check(args[1:])
+	case "policy":
+		return e.policyCmd(args[1:])
 	case "version", "--version":
 		fmt.Fprintf(stdout, "forgebox %s\n", version)
 		return 0
@@ -84,9 +90,25 @@ Usage:
   forgebox run [flags] -c 'COMMAND LINE'      run a command line with bash (or sh)
   forgebox doctor [--json]                    report what this host supports
   forgebox selftest [run flags] [--json]      attack a sandbox with these flags and report what was blocked
+  forgebox check [flags] (-c 'LINE' | -- PROGRAM [ARGS...] | --batch)
+                                              judge a command without running it
+  forgebox policy list [--json]               the rules in force, where they come from, the session's approvals
+  forgebox policy explain (-c 'LINE' | -- PROGRAM [ARGS...])
+                                              why a command is allowed, asked about or denied, and what you can do
+  forgebox policy approve (--session ID | --always) (-c 'LINE' | -- PROGRAM [ARGS...])
+                                              approve a command's asks without a terminal
+  forgebox policy revoke [--session ID] (--all | PATTERN)
+                                              remove approvals given for a session or for good
   forgebox version
 
-Run forgebox run --help for the flags.
+run judges the command first: a denied one exits 126 without starting, one
+that needs an approval is put to you at a terminal (or exits 126 with
+approval_required without one); --yes approves it once, --no-policy skips the
+judge (the sandbox still applies). check exits 0 for allow, 1 for ask, 2 for
+deny, 125 for an error (bad flags, a malformed configuration).
+
+Run forgebox run --help, forgebox check --help or forgebox policy --help for
+the flags.
 `)
 }
 

@@ -9,11 +9,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 
 	"github.com/forgebox/forgebox/agent"
+	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
 	"golang.org/x/term"
 )
@@ -22,8 +24,11 @@ const runUsage = `Usage:
   forgebox run [flags] -- PROGRAM [ARGS...]
   forgebox run [flags] -c 'COMMAND LINE'
 
-The command sees the host read-only, the workspace writable, no secrets, no
-host sockets and (by default) no network. Flags:
+The command is judged first (see forgebox check): a denied one exits 126 and
+never starts; one that needs approval is put to you at a terminal, and
+without one exits 126 with error code approval_required. Then it runs where
+it sees the host read-only, the workspace writable, no secrets, no host
+sockets and (by default) no network. Flags:
 `
 
 type runFlags struct {
@@ -35,11 +40,14 @@ type runFlags struct {
 	cpus                                        cpuFlag
 	pty, noPTY, noStdin, jsonOut, bestEffort    bool
 	trace                                       bool
+	pol                                         policyOpts
+	yes, noPolicy                               bool
 }
 
 func (e env) run(args []string) int {
 	var f runFlags
 	fs := f.flagSet()
+	f.judgeFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(e.stdout, runUsage)
@@ -59,9 +67,19 @@ func (e env) run(args []string) int {
 	if f.pty && f.noPTY {
 		return e.fail(f, sandbox.Invalidf("--pty and --no-pty contradict each other"))
 	}
+	if f.noPolicy && (f.yes || f.pol.file != "") {
+		return e.fail(f, sandbox.Invalidf("--no-policy skips the judge: --yes and --policy have nothing to apply to"))
+	}
 	spec, err := f.spec(argv)
 	if err != nil {
 		return e.fail(f, err)
+	}
+	var j *judged
+	if !f.noPolicy {
+		var code int
+		if j, code = e.decide(f, argv, &spec); j == nil {
+			return code
+		}
 	}
 	st := sandbox.Streams{
 		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
@@ -86,7 +104,7 @@ func (e env) run(args []string) int {
 	if err != nil {
 		return e.fail(f, err)
 	}
-	e.report(f, argv, spec, res)
+	e.report(f, argv, spec, res, j)
 	return res.ExitCode
 }
 
@@ -121,7 +139,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 
 // report prints what the run left to say: the trace, the warnings, the
 // JSON result and why the command ended, if it did not exit by itself.
-func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.Result) {
+func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.Result, j *judged) {
 	if f.trace {
 		var prev time.Duration
 		for _, ph := range res.Timeline {
@@ -137,6 +155,10 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 		out.Argv, out.Command, out.Cwd, out.Workspace = f.argvOrNil(argv), f.command, res.Cwd, res.Workspace
 		if f.trace {
 			out.Timeline = res.Timeline
+		}
+		if j != nil {
+			out.Decision = j.decision
+			out.Warnings = append(out.Warnings, j.warnings...)
 		}
 		e.printJSON(out)
 	}
@@ -231,8 +253,15 @@ func explain(err error) (agent.Error, int) {
 		un    *sandbox.UnavailableError
 		setup *sandbox.SetupError
 		ex    *sandbox.ExecError
+		pe    *policyError
+		cfg   *policy.ConfigError
 	)
 	switch {
+	case errors.As(err, &cfg):
+		return agent.Error{Code: "invalid", Message: "invalid configuration: " + cfg.Error(),
+			Hint: "forgebox never ignores a broken configuration: fix the file, or pass --policy FILE to judge with another"}, exitForgebox
+	case errors.As(err, &pe):
+		return agent.Error{Code: "invalid", Message: pe.Error()}, exitForgebox
 	case errors.As(err, &ex):
 		code, c := "not_executable", exitNotExecutable
 		if ex.NotFound() {
@@ -266,4 +295,135 @@ func (e env) printJSON(v any) {
 	if err := enc.Encode(v); err != nil {
 		e.errorf("write JSON result: %v", err)
 	}
+}
+
+// judgeFlags declares the flags of forgebox run that concern the judge.
+func (f *runFlags) judgeFlags(fs *flag.FlagSet) {
+	f.pol.register(fs, false)
+	fs.BoolVar(&f.yes, "yes", false, "approve a command that asks, once (never a denied one)")
+	fs.BoolVar(&f.noPolicy, "no-policy", false, "do not judge the command (for harnesses that judge it themselves); the sandbox still applies")
+}
+
+// policyError is a failure to load what judging needs: a configuration,
+// the session's approvals, the workspace.
+type policyError struct{ err error }
+
+func (e *policyError) Error() string { return e.err.Error() }
+func (e *policyError) Unwrap() error { return e.err }
+
+// judged is the judge's part of a run.
+type judged struct {
+	decision *policy.Decision
+	warnings []string
+}
+
+// decide judges the command before anything starts, and asks for an
+// approval when the decision says so. It returns nil and the exit code
+// when the command must not run.
+func (e env) decide(f runFlags, argv []string, spec *sandbox.Spec) (*judged, int) {
+	h, err := currentHost()
+	if err != nil {
+		return nil, e.fail(f, &policyError{err})
+	}
+	o := f.pol
+	o.workspace = f.workspace
+	js, err := loadJudge(h, o)
+	if err != nil {
+		return nil, e.fail(f, &policyError{err})
+	}
+	for _, w := range js.warnings {
+		e.errorf("warning: %s", w)
+	}
+	// The sandbox resolves the workspace again; handing it the judge's
+	// makes both speak of the same directory.
+	spec.Workspace = js.ctx.Workspace
+	var d *policy.Decision
+	if f.command != "" {
+		d = js.engine.DecideLine(js.ctx, f.command)
+	} else {
+		d = js.engine.DecideArgv(js.ctx, argv)
+	}
+	j := &judged{decision: d, warnings: js.warnings}
+	what := truncate(displayCommand(f.command, argv), 200)
+	switch {
+	case d.Action == policy.Allow:
+		return j, 0
+	case d.Action == policy.Deny || d.Level == policy.R4:
+		return nil, e.refuse(f, argv, js, j, agent.Error{Code: "denied",
+			Message: fmt.Sprintf("denied: %s: %s; rule: %s", what, strings.Join(d.Reasons, "; "), d.Rule),
+			Hint:    denyHint(d) + "; forgebox policy explain " + commandArgs(f.command, f.argvOrNil(argv)) + " says why"}, nil)
+	case f.yes:
+		return j, 0
+	case !f.jsonOut && term.IsTerminal(int(e.stdin.Fd())) && term.IsTerminal(int(e.stderr.Fd())):
+		if !e.approveAtTerminal(js, d, what) {
+			e.errorf("not approved: %s did not run", what)
+			return nil, exitNotExecutable
+		}
+		return j, 0
+	}
+	rules := d.ApprovalRules("")
+	if rules == nil {
+		rules = []policy.Rule{}
+	}
+	return nil, e.refuse(f, argv, js, j, agent.Error{Code: "approval_required",
+		Message: fmt.Sprintf("approval required to run %s: %s (risk %d, %s: %s)", what, askReasons(d), d.Risk, d.Level, levelMeaning(d.Level)),
+		Hint:    approvalHint(d, f.command, f.argvOrNil(argv), js.sessionID)},
+		&agent.Approval{Scopes: d.Scopes, Rules: rules})
+}
+
+// refuse reports a command the judge stopped, with --json as a result
+// carrying the decision.
+func (e env) refuse(f runFlags, argv []string, js *judgeSetup, j *judged, info agent.Error, ap *agent.Approval) int {
+	msg := info.Message
+	if info.Hint != "" {
+		msg += "; " + info.Hint
+	}
+	e.errorf("%s", msg)
+	if f.jsonOut {
+		out := agent.Failed(info, exitNotExecutable)
+		out.Argv, out.Command, out.Cwd, out.Workspace = f.argvOrNil(argv), f.command, js.ctx.Cwd, js.ctx.Workspace
+		out.Decision, out.Approval = j.decision, ap
+		out.Warnings = append(out.Warnings, j.warnings...)
+		e.printJSON(out)
+	}
+	return exitNotExecutable
+}
+
+// denyHint says what can be done about a denial.
+func denyHint(d *policy.Decision) string {
+	switch r := d.Rule; {
+	case r != nil && r.Kind == "mode":
+		return "the configuration is in allowlist mode: allow the program there, and run it as -- PROGRAM ARGS"
+	case r != nil && r.Kind == "deny" && r.Source != "":
+		return "the deny rule is in " + r.Source + " (forgebox policy list shows the rules)"
+	}
+	return "forgebox refuses it whatever the rules and approvals say"
+}
+
+// askReasons are the reasons of the sub-commands that ask.
+func askReasons(d *policy.Decision) string {
+	var out []string
+	for _, j := range askingCommands(d) {
+		for _, r := range j.Reasons {
+			if !slices.Contains(out, r) {
+				out = append(out, r)
+			}
+		}
+	}
+	if len(out) == 0 {
+		out = d.Reasons
+	}
+	return strings.Join(out, "; ")
+}
+
+// displayCommand is the command as the person would type it.
+func displayCommand(line string, argv []string) string {
+	if argv == nil || line != "" {
+		return line
+	}
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = shellQuote(a)
+	}
+	return strings.Join(q, " ")
 }
