@@ -322,4 +322,3 @@ func nonEmpty(s, def string) string {
 	}
 	return s
 }
-

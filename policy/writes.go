@@ -53,4 +53,3 @@ func (j *judge) write(a Arg, how string) {
 		j.add(Caution, 4, "%s writes outside the workspace (%s, %s)", how, a.Value, p)
 	}
 }
-
