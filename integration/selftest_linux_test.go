@@ -246,10 +246,13 @@ func TestSelftestInterrupted(t *testing.T) {
 		for _, delay := range []time.Duration{20 * time.Millisecond, 60 * time.Millisecond} {
 			s := e.start([]string{"selftest"})
 			time.Sleep(delay)
-			s.signal(t, syscall.SIGINT)
+			// A selftest can finish within the delay (20 ms as an ordinary
+			// user on a quiet host): then there is nothing to interrupt,
+			// and it must have ended with its report's status.
+			finished := s.cmd.Process.Signal(syscall.SIGINT) != nil
 			r := s.wait(t, 10*time.Second)
-			if r.code != 130 && r.code != 0 {
-				t.Errorf("selftest interrupted after %v: exit %d; want 130 (or 0 if it had finished)\nstderr: %s", delay, r.code, r.stderr)
+			if !finished && r.code != 130 && r.code != 0 && r.code != 1 || finished && r.code != 0 && r.code != 1 {
+				t.Errorf("selftest interrupted after %v: exit %d; want 130 (or 0/1 if it had finished)\nstderr: %s", delay, r.code, r.stderr)
 			}
 			st.noLeftovers()
 		}
