@@ -308,7 +308,7 @@ func checkStaleCgroup(ctx context.Context, g *guest) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	cmd := exec.Command(g.forgeboxBin, append(append([]string{"run", "--workspace", g.ws}, flags...), "--", "/bin/sleep", "30")...)
+	cmd := exec.Command(g.forgeboxBin, append(append([]string{"run", "--no-policy", "--workspace", g.ws}, flags...), "--", "/bin/sleep", "30")...)
 	cmd.Dir = g.ws
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

@@ -324,7 +324,7 @@ func (g *guest) runJSON(ctx context.Context, name string, args ...string) (runRe
 // runJSONVia is runJSON with forgebox started by the wrapper command wrap
 // (whose arguments end with forgebox's own), or directly when wrap is nil.
 func (g *guest) runJSONVia(ctx context.Context, name string, wrap []string, args ...string) (runResult, outcome, error) {
-	argv := append(append(slices.Clone(wrap), g.forgeboxBin, "run", "--json", "--workspace", g.ws), args...)
+	argv := append(append(slices.Clone(wrap), g.forgeboxBin, "run", "--no-policy", "--json", "--workspace", g.ws), args...)
 	o, err := g.execute(ctx, argv, nil)
 	if err != nil {
 		return runResult{}, o, err
