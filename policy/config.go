@@ -33,6 +33,7 @@ type fileConfig struct {
 
 type fileForgebox struct {
 	Mode       string          `json:"mode,omitempty"`
+	History    *History        `json:"history,omitempty"`
 	Rules      *fileRules      `json:"rules,omitempty"`
 	Thresholds *fileThresholds `json:"riskThresholds,omitempty"`
 }
@@ -81,6 +82,12 @@ func ParseConfig(name string, data []byte) (*Policy, error) {
 	fb := fc.Forgebox
 	if fb == nil {
 		return p, nil
+	}
+	if h := fb.History; h != nil {
+		if h.KeepDays < 0 || h.KeepRows < 0 {
+			return nil, fail(locate(data, "forgebox", "history"), "history: keepDays and keepRows must not be negative")
+		}
+		p.History = *h
 	}
 	switch fb.Mode {
 	case "", "normal":

@@ -98,3 +98,26 @@ func TestAddRemoveRule(t *testing.T) {
 		t.Errorf("AddRule on a malformed file succeeded; it must refuse")
 	}
 }
+
+func TestHistorySettings(t *testing.T) {
+	p, err := ParseConfig("c.json", []byte(`{"forgebox": {"history": {"enabled": false, "keepDays": 30, "keepRows": 1000}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.History.Enabled == nil || *p.History.Enabled || p.History.KeepDays != 30 || p.History.KeepRows != 1000 {
+		t.Errorf("History = %+v", p.History)
+	}
+	ws, err := ParseConfig("ws.json", []byte(`{"forgebox": {"history": {"enabled": false}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tight, _ := Default().Tighten(ws); tight.History.Enabled != nil {
+		t.Errorf("a workspace configuration turned the history off")
+	}
+	if _, err := ParseConfig("c.json", []byte(`{"forgebox": {"history": {"keepDays": -1}}}`)); err == nil {
+		t.Errorf("a negative keepDays loaded")
+	}
+	if _, err := ParseConfig("c.json", []byte(`{"forgebox": {"history": {"enable": true}}}`)); err == nil {
+		t.Errorf("an unknown history key loaded")
+	}
+}

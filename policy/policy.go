@@ -73,6 +73,18 @@ type Policy struct {
 	Tighter []Rule
 	// Files are the configuration files the policy was read from.
 	Files []string
+	// History holds the configuration's history settings; the judge does
+	// not use them, the file just keeps all of forgebox's settings.
+	History History
+}
+
+// History is the "history" section of a configuration file.
+type History struct {
+	// Enabled false turns recording off; nil leaves it on.
+	Enabled *bool `json:"enabled,omitempty"`
+	// KeepDays and KeepRows bound what is kept (0: the default).
+	KeepDays int `json:"keepDays,omitempty"`
+	KeepRows int `json:"keepRows,omitempty"`
 }
 
 // Default is the policy without any configuration file: the built-in
@@ -90,6 +102,11 @@ func (p *Policy) Tighten(ws *Policy) (*Policy, []string) {
 	out.Deny = append(append([]Rule{}, p.Deny...), ws.Deny...)
 	out.Tighter = append(append(append([]Rule{}, p.Tighter...), ws.Ask...), ws.Tighter...)
 	out.Files = append(append([]string{}, p.Files...), ws.Files...)
+	// A workspace may turn recording on, never off: the record is the
+	// user's, and the agent writes the workspace.
+	if ws.History.Enabled != nil && *ws.History.Enabled {
+		out.History.Enabled = ws.History.Enabled
+	}
 	if ws.Mode == Allowlist {
 		out.Mode = Allowlist
 	}
