@@ -152,19 +152,28 @@ func judgeShell(j *judge, c *Command) {
 		j.shell(code.Value, code.Static, how)
 		return
 	case i < len(args) && !readsStdin:
-		script := args[i]
-		if d := fetched(script); d != "" {
-			j.add(Dangerous, 8, "%s runs a script downloaded by %s: remote code execution", name, d)
-		} else if p := j.place(script); p == PlaceWorkspace || p == PlaceTemp {
-			j.add(SafeWrite, 2, "%s runs the script %s", name, script.Value)
-		} else if !script.Static {
-			j.add(Caution, 5, "%s runs a script whose name is computed at run time", name)
-		} else {
-			j.add(Caution, 3, "%s runs the script %s from the %s", name, script.Value, p)
-		}
+		j.script(name, args[i])
 		return
 	}
 	j.stdinCode(c, "shell", name)
+}
+
+// script judges a shell or interpreter running a script file: one from
+// the workspace is the project's own, one fetched by $(curl ...) or
+// <(wget ...) is remote code.
+func (j *judge) script(name string, s Arg) {
+	if d := fetched(s); d != "" {
+		j.add(Dangerous, 8, "%s runs a script downloaded by %s: remote code execution", name, d)
+		return
+	}
+	switch p := j.place(s); {
+	case p == PlaceWorkspace || p == PlaceTemp:
+		j.add(SafeWrite, 2, "%s runs the script %s", name, s.Value)
+	case !s.Static:
+		j.add(Caution, 5, "%s runs a script whose name is computed at run time", name)
+	default:
+		j.add(Caution, 3, "%s runs the script %s (%s)", name, s.Value, p)
+	}
 }
 
 // stdinCode judges a shell or interpreter that reads its program from
@@ -326,16 +335,7 @@ func judgeInterpreter(j *judge, c *Command) {
 			inlineCode(j, lang, a.Value, a.Static)
 		}
 	case script >= 0:
-		s := args[script]
-		if d := fetched(s); d != "" {
-			j.add(Dangerous, 8, "%s runs a script downloaded by %s: remote code execution", name, d)
-		} else if p := j.place(s); p == PlaceWorkspace || p == PlaceTemp {
-			j.add(SafeWrite, 2, "%s runs %s", name, s.Value)
-		} else if !s.Static {
-			j.add(Caution, 5, "%s runs a script whose name is computed at run time", name)
-		} else {
-			j.add(Caution, 3, "%s runs %s (%s)", name, s.Value, p)
-		}
+		j.script(name, args[script])
 	default:
 		j.stdinCode(c, lang, name)
 	}
