@@ -172,8 +172,17 @@ func (st *state) line(src string, depth int, how string) {
 		j.add(Forbidden, 10, "a fork bomb: function %s calls itself in a pipe or in the background", name)
 		st.out = append(st.out, st.rule(j, nil))
 	}
+	// A cd moves the commands after it: cd ~ && rm -rf x removes ~/x.
+	// The judge follows cd through the line in order (a cd inside a
+	// subshell is followed too, which can only make it stricter or lose
+	// the directory); the caller's directory is back after the line.
+	outer := st.ctx
+	defer func() { st.ctx = outer }()
 	for _, c := range cmds {
 		st.command(c, how)
+		if c.Name == "cd" || c.Name == "pushd" {
+			st.ctx = st.ctx.chdir(c)
+		}
 	}
 }
 

@@ -231,3 +231,21 @@ func TestConcurrentDecide(t *testing.T) {
 		<-done
 	}
 }
+
+// TestCdMovesTheCommandsAfterIt: the judge follows cd through a line.
+func TestCdMovesTheCommandsAfterIt(t *testing.T) {
+	e := New(nil)
+	checkVerdicts(t, e, testCtx, []verdict{
+		{"rm -rf Documents", Allow, ""},
+		{"cd ~ && rm -rf Documents", Ask, ""},
+		{"cd .. && rm -rf other-project", Ask, ""},
+		{"cd / && rm -rf etc", Deny, ""},
+		{"cd /tmp && rm -rf build", Allow, ""},
+		{`cd "$DIR" && rm -rf build`, Ask, ""},
+		{"cd build && rm -rf out", Allow, ""},
+		{"bash -c 'cd ~ && rm -rf x'; rm -rf y", Ask, ""},
+	})
+	if d := e.DecideLine(testCtx, "bash -c 'cd ~'; rm -rf build"); d.Commands[len(d.Commands)-1].Action != Allow {
+		t.Errorf("a cd inside nested code moved the commands after it: %+v", d.Commands)
+	}
+}

@@ -17,6 +17,10 @@ type Context struct {
 	TempDirs []string
 	// Session holds the approvals given for this session.
 	Session []Rule
+
+	// lost is set once a cd on the line went somewhere the judge cannot
+	// tell ($DIR, -): relative paths after it point nowhere known.
+	lost bool
 }
 
 // Place says where a path points, as far as text can tell.
@@ -91,7 +95,7 @@ func (ctx *Context) Abs(p string) string {
 // is judged by the directory it expands in (rm -rf /* is rm -rf / for the
 // judge).
 func (ctx *Context) PlaceOf(a Arg) Place {
-	if !a.Static {
+	if !a.Static || ctx.lost && !strings.HasPrefix(a.Value, "/") && !strings.HasPrefix(a.Value, "~") {
 		return PlaceUnknown
 	}
 	v := a.Value
@@ -243,4 +247,27 @@ func devicePlace(a string) Place {
 		}
 	}
 	return PlaceSystem
+}
+
+// chdir returns the context after cd ARGS.
+func (ctx *Context) chdir(c *Command) *Context {
+	next := *ctx
+	var dir *Arg
+	for i, a := range c.Rest() {
+		if a.Static && (a.Value == "-L" || a.Value == "-P" || a.Value == "-e" || a.Value == "-@" || a.Value == "--") {
+			continue
+		}
+		dir = &c.Rest()[i]
+		break
+	}
+	switch {
+	case dir == nil && ctx.Home != "":
+		next.Cwd, next.lost = ctx.Home, false
+	case dir == nil || !dir.Static || dir.Glob || dir.Value == "-" || strings.HasPrefix(dir.Value, "~") ||
+		!strings.HasPrefix(dir.Value, "/") && ctx.lost:
+		next.lost = true
+	default:
+		next.Cwd, next.lost = ctx.Abs(dir.Value), false
+	}
+	return &next
 }
