@@ -50,6 +50,9 @@ type RunResult struct {
 	Approval *Approval `json:"approval,omitempty"`
 	// Timeline is the launch's cost breakdown, with --trace.
 	Timeline []sandbox.Phase `json:"timeline,omitempty"`
+	// HistoryID is the run's row in the history (forgebox history show
+	// ID), null when it was not recorded.
+	HistoryID *int64 `json:"history_id"`
 }
 
 // Usage is the command's resource use. The first three are the kernel's

@@ -93,3 +93,25 @@ func TestDecisionAndApproval(t *testing.T) {
 		t.Errorf("refused result %s", b)
 	}
 }
+
+// history_id is always present: null when the run was not recorded, the
+// row's ID when it was.
+func TestHistoryID(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		out  RunResult
+		want string
+	}{
+		{"not recorded", FromResult(&sandbox.Result{}), `"history_id":null`},
+		{"refused, not recorded", Failed(Error{Code: "denied"}, 126), `"history_id":null`},
+		{"recorded", func() RunResult { r := FromResult(&sandbox.Result{}); id := int64(42); r.HistoryID = &id; return r }(), `"history_id":42`},
+	} {
+		b, err := json.Marshal(tt.out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), tt.want) {
+			t.Errorf("%s: result %s lacks %s", tt.name, b, tt.want)
+		}
+	}
+}

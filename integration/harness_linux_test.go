@@ -187,7 +187,9 @@ func newEnv(t *testing.T, m mode) *env {
 	// each sandbox covers the other's sockets, so it must reach them.
 	os.Chmod(dir, 0o755)
 	e := &env{t: t, m: m, dir: dir, ws: filepath.Join(dir, "ws"), home: filepath.Join(dir, "home"), outside: filepath.Join(dir, "outside")}
-	for _, d := range []string{e.ws, e.home, e.outside} {
+	// The XDG directories exist before any run, so that the first one
+	// (which writes the history there) does not change e.dir itself.
+	for _, d := range []string{e.ws, e.home, e.outside, e.configHome(), e.stateHome()} {
 		e.mkdir(d)
 	}
 	e.chown(dir)

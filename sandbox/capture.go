@@ -162,3 +162,15 @@ func (l *limitedStream) finish() error {
 	_, err := l.w.Write(append(c.Head, c.Tail...))
 	return err
 }
+
+// keeping passes every byte on to w and keeps a bounded copy in keep. An
+// error of w does not stop the keeping: the stream is drained either way.
+type keeping struct {
+	w    io.Writer
+	keep *headTail
+}
+
+func (k keeping) Write(p []byte) (int, error) {
+	k.keep.Write(p)
+	return k.w.Write(p)
+}

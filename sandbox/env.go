@@ -55,6 +55,11 @@ func LooksSecret(name string) bool {
 	return false
 }
 
+// CommandEnv is the environment the command of s gets, and the values of
+// the host variables withheld from it because they look secret: whatever
+// records a run redacts those.
+func CommandEnv(s Spec) (env, withheld []string, err error) { return commandEnv(s) }
+
 // commandEnv computes the command's environment. It also returns the values
 // of host variables withheld because they look secret, so that they can be
 // redacted from anything recorded about the run.

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // Profile selects how much of the host the command sees.
@@ -115,10 +117,31 @@ type Streams struct {
 	// MaxOutput bounds each captured stream; when streaming, a non-zero
 	// value prints the head live and the tail at the end.
 	MaxOutput int64
+	// Keep, when the output is streamed rather than captured, also keeps
+	// up to Keep bytes of each stream (the first and last halves) in
+	// Result.Stdout and Result.Stderr, for a record of the run. A stream
+	// that would be handed over as it is (a file or pipe, no MaxOutput)
+	// is then copied through forgebox instead, which costs throughput.
+	Keep int64
 	// Signals, when set, are forwarded to the command (SIGINT, SIGTERM,
 	// SIGHUP, SIGQUIT); if it has not exited after Spec.Grace the tree is
 	// killed. A second SIGINT or SIGTERM kills it at once.
 	Signals <-chan os.Signal
+}
+
+// HandsOver reports whether an output stream would reach the command as
+// the caller's own file, without forgebox seeing its bytes: then only Keep
+// makes them visible, at the cost of a copy.
+func (s Streams) HandsOver() bool {
+	if s.PTY || s.Capture || s.MaxOutput > 0 {
+		return false
+	}
+	for _, f := range []*os.File{s.Stdout, s.Stderr} {
+		if f != nil && !term.IsTerminal(int(f.Fd())) {
+			return true
+		}
+	}
+	return false
 }
 
 // DefaultMaxOutput is the per-stream capture bound.

@@ -52,8 +52,11 @@ func newPlumbing(s Streams) (*plumbing, error) {
 		// The command gets the pseudo-terminal; stage 0 and PID 1 get
 		// nothing of the caller's.
 		p.child = [3]*os.File{null, null, null}
-		if s.Capture {
+		switch {
+		case s.Capture:
 			p.out, p.errs = newHeadTail(s.MaxOutput), newHeadTail(s.MaxOutput)
+		case s.Keep > 0:
+			p.out = newHeadTail(s.Keep)
 		}
 		return p, nil
 	}
@@ -100,14 +103,14 @@ func (p *plumbing) input() error {
 
 // output gives the command stream fd: the caller's file itself when
 // nothing needs to see the bytes, else a pipe drained into the capture,
-// the limited stream or the caller's terminal.
+// the limited stream or the caller's terminal (keeping a copy with Keep).
 func (p *plumbing) output(fd int, dst *os.File, capture **headTail) error {
 	s := p.s
 	if dst == nil && !s.Capture {
 		p.child[fd] = p.null
 		return nil
 	}
-	if !s.Capture && !isTerminal(dst) && s.MaxOutput <= 0 {
+	if !s.Capture && !isTerminal(dst) && s.MaxOutput <= 0 && s.Keep <= 0 {
 		p.child[fd] = dst
 		return nil
 	}
@@ -128,6 +131,10 @@ func (p *plumbing) output(fd int, dst *os.File, capture **headTail) error {
 		sink = l
 	default:
 		sink = dst
+	}
+	if !s.Capture && s.Keep > 0 {
+		*capture = newHeadTail(s.Keep)
+		sink = keeping{w: sink, keep: *capture}
 	}
 	p.copy(sink, r)
 	return nil
@@ -184,6 +191,9 @@ func (p *plumbing) started(master *os.File) {
 		l := newLimitedStream(p.s.Stdout, p.s.MaxOutput)
 		p.finish = append(p.finish, l.finish)
 		sink = l
+	}
+	if !p.s.Capture && p.out != nil {
+		sink = keeping{w: sink, keep: p.out}
 	}
 	p.copy(sink, master)
 	in := p.s.Stdin

@@ -391,8 +391,9 @@ func approvalHint(d *policy.Decision, line string, argv []string, session string
 }
 
 // approveAtTerminal asks the person and records a session or standing
-// approval. It reports whether the command may run.
-func (e env) approveAtTerminal(js *judgeSetup, d *policy.Decision, what string) bool {
+// approval. It reports whether the command may run, and the scope of the
+// approval that took effect (once, when recording a wider one failed).
+func (e env) approveAtTerminal(js *judgeSetup, d *policy.Decision, what string) (policy.Scope, bool) {
 	var offered []policy.Scope
 	note := ""
 	for _, s := range d.Scopes {
@@ -407,13 +408,14 @@ func (e env) approveAtTerminal(js *judgeSetup, d *policy.Decision, what string) 
 	}
 	scope, ok := askPerson(e.stdin, e.stderr, what, d, offered, note)
 	if !ok {
-		return false
+		return 0, false
 	}
 	today := time.Now().Format(time.DateOnly)
 	switch scope {
 	case policy.Session:
 		if err := js.store.add(d.ApprovalRules(today)); err != nil {
 			e.errorf("cannot record the approval for session %s: %v; running it once", js.sessionID, err)
+			scope = policy.Once
 		} else {
 			e.errorf("approved for session %s", js.sessionID)
 		}
@@ -421,13 +423,15 @@ func (e env) approveAtTerminal(js *judgeSetup, d *policy.Decision, what string) 
 		switch {
 		case js.noAlways != "":
 			e.errorf("cannot record the approval for good: %s; running it once", js.noAlways)
+			scope = policy.Once
 		default:
 			if err := recordAlways(js.userConfig, d.ApprovalRules(today)); err != nil {
 				e.errorf("cannot record the approval for good: %v; running it once", err)
+				scope = policy.Once
 			} else {
 				e.errorf("approved for good: the rule is in %s (forgebox policy revoke removes it)", js.userConfig)
 			}
 		}
 	}
-	return true
+	return scope, true
 }

@@ -13,7 +13,8 @@ import (
 // fix for each missing piece.
 type doctorReport struct {
 	sandbox.Report
-	Fixes map[string]string `json:"fixes"`
+	Fixes   map[string]string `json:"fixes"`
+	History historyHealth     `json:"history"`
 }
 
 func (e env) doctor(args []string) int {
@@ -25,6 +26,7 @@ func (e env) doctor(args []string) int {
 		return exitForgebox
 	}
 	r := sandbox.Diagnose(context.Background())
+	hist := checkHistory()
 	fixes := map[string]string{}
 	for _, c := range r.Checks {
 		if !c.OK && c.Required {
@@ -32,7 +34,7 @@ func (e env) doctor(args []string) int {
 		}
 	}
 	if *jsonOut {
-		e.printJSON(doctorReport{Report: r, Fixes: fixes})
+		e.printJSON(doctorReport{Report: r, Fixes: fixes, History: hist})
 	} else {
 		w := e.stdout
 		fmt.Fprintf(w, "forgebox %s on %s %s, user %s", version, r.OS, r.Kernel, r.User)
@@ -53,6 +55,7 @@ func (e env) doctor(args []string) int {
 				fmt.Fprintf(w, "          fix: %s\n", fix)
 			}
 		}
+		fmt.Fprintf(w, "  %s %-16s %s\n", hist.mark(), "history", hist.detail())
 		if len(r.WillEnforce) > 0 {
 			fmt.Fprintln(w, "forgebox run will enforce:")
 			for _, s := range r.WillEnforce {

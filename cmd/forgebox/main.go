@@ -71,6 +71,8 @@ func dispatch(args []string, stdin, stdout, stderr *os.File) int {
 		return e.check(args[1:])
 	case "policy":
 		return e.policyCmd(args[1:])
+	case "history":
+		return e.historyCmd(args[1:])
 	case "version", "--version":
 		fmt.Fprintf(stdout, "forgebox %s\n", version)
 		return 0
@@ -99,16 +101,21 @@ Usage:
                                               approve a command's asks without a terminal
   forgebox policy revoke [--session ID] (--all | PATTERN)
                                               remove approvals given for a session or for good
+  forgebox history [--json] [--limit N] [--session ID] [--failed] [--denied] [--since WHEN] [--grep TEXT] [--cwd DIR]
+                                              the runs recorded, newest first
+  forgebox history show|stats|export|rerun|prune
+                                              one run, counts, an audit export, a rerun, retention
   forgebox version
 
 run judges the command first: a denied one exits 126 without starting, one
 that needs an approval is put to you at a terminal (or exits 126 with
 approval_required without one); --yes approves it once, --no-policy skips the
 judge (the sandbox still applies). check exits 0 for allow, 1 for ask, 2 for
-deny, 125 for an error (bad flags, a malformed configuration).
+deny, 125 for an error (bad flags, a malformed configuration). Every run, the
+refused ones too, is recorded in the history unless --no-history.
 
-Run forgebox run --help, forgebox check --help or forgebox policy --help for
-the flags.
+Run forgebox run --help, forgebox check --help, forgebox policy --help or
+forgebox history --help for the flags.
 `)
 }
 

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/forgebox/forgebox/agent"
+	"github.com/forgebox/forgebox/history"
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
 	"golang.org/x/term"
@@ -42,12 +43,16 @@ type runFlags struct {
 	trace                                       bool
 	pol                                         policyOpts
 	yes, noPolicy                               bool
+	// The history: --no-history, --history-db, --keep-output.
+	noHistory, keepOutput bool
+	historyDB             string
 }
 
 func (e env) run(args []string) int {
 	var f runFlags
 	fs := f.flagSet()
 	f.judgeFlags(fs)
+	f.historyFlags(fs)
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			fmt.Fprint(e.stdout, runUsage)
@@ -74,13 +79,16 @@ func (e env) run(args []string) int {
 	if err != nil {
 		return e.fail(f, err)
 	}
+	// The history is opened and written beside the judge and the launch.
+	rec := e.startRecorder(f, recordedArgs(fs, args, spec.Dir), spec)
 	var j *judged
 	if !f.noPolicy {
 		var code int
-		if j, code = e.decide(f, argv, &spec); j == nil {
+		if j, code = e.decide(f, argv, &spec, rec); j == nil {
 			return code
 		}
 	}
+	rec.judged(j)
 	st := sandbox.Streams{
 		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
 		NoStdin:   f.noStdin,
@@ -90,6 +98,13 @@ func (e env) run(args []string) int {
 	}
 	if f.jsonOut && !f.maxOutput.set {
 		st.MaxOutput = sandbox.DefaultMaxOutput
+	}
+	// The history keeps the output where forgebox sees it anyway; output
+	// handed over to the command is copied only with --keep-output, which
+	// costs throughput (see README, History).
+	kept := rec != nil && (st.Capture || f.keepOutput || !st.HandsOver())
+	if kept && !st.Capture {
+		st.Keep = keptOutput
 	}
 	// Forward signals to the command. The first Notify starts a locked OS
 	// thread (0.4 ms here): it runs beside the launch rather than before
@@ -102,10 +117,20 @@ func (e env) run(args []string) int {
 
 	res, err := sandbox.Run(context.Background(), spec, st)
 	if err != nil {
-		return e.fail(f, err)
+		info, code := explain(err)
+		id, hw := rec.failed(info, code)
+		return e.failed(f, info, code, id, hw)
 	}
-	e.report(f, argv, spec, res, j)
+	id, hw := rec.finish(res, kept)
+	e.report(f, argv, spec, res, j, id, hw)
 	return res.ExitCode
+}
+
+// historyFlags declares the flags of forgebox run that concern the history.
+func (f *runFlags) historyFlags(fs *flag.FlagSet) {
+	fs.BoolVar(&f.noHistory, "no-history", false, "do not record this run in the history")
+	fs.StringVar(&f.historyDB, "history-db", "", "record the run in the history database `PATH` (default: $FORGEBOX_HISTORY_DB, else $XDG_STATE_HOME/forgebox/history.db)")
+	fs.BoolVar(&f.keepOutput, "keep-output", false, "keep the head and tail of the output in the history also when it is handed to the command's stdout and stderr as they are (copying it costs throughput)")
 }
 
 // flagSet declares the flags of forgebox run into f.
@@ -139,7 +164,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 
 // report prints what the run left to say: the trace, the warnings, the
 // JSON result and why the command ended, if it did not exit by itself.
-func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.Result, j *judged) {
+func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.Result, j *judged, historyID *int64, historyWarnings []string) {
 	if f.trace {
 		var prev time.Duration
 		for _, ph := range res.Timeline {
@@ -150,8 +175,10 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 	for _, w := range res.Warnings {
 		e.errorf("warning: %s", w)
 	}
+	e.historyWarnings(historyWarnings)
 	if f.jsonOut {
 		out := agent.FromResult(res)
+		out.HistoryID = historyID
 		out.Argv, out.Command, out.Cwd, out.Workspace = f.argvOrNil(argv), f.command, res.Cwd, res.Workspace
 		if f.trace {
 			out.Timeline = res.Timeline
@@ -160,6 +187,7 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 			out.Decision = j.decision
 			out.Warnings = append(out.Warnings, j.warnings...)
 		}
+		out.Warnings = append(out.Warnings, historyWarnings...)
 		e.printJSON(out)
 	}
 	if res.OOMKilled && res.Enforced.Limits != nil {
@@ -235,13 +263,22 @@ func (f *runFlags) argvOrNil(argv []string) []string {
 // fail reports why the command did not run and returns the exit code.
 func (e env) fail(f runFlags, err error) int {
 	info, code := explain(err)
+	return e.failed(f, info, code, nil, nil)
+}
+
+// failed reports a run that did not happen, with its history record.
+func (e env) failed(f runFlags, info agent.Error, code int, historyID *int64, historyWarnings []string) int {
 	msg := info.Message
 	if info.Hint != "" {
 		msg += "; " + info.Hint
 	}
 	e.errorf("%s", msg)
+	e.historyWarnings(historyWarnings)
 	if f.jsonOut {
-		e.printJSON(agent.Failed(info, code))
+		out := agent.Failed(info, code)
+		out.HistoryID = historyID
+		out.Warnings = append(out.Warnings, historyWarnings...)
+		e.printJSON(out)
 	}
 	return code
 }
@@ -315,20 +352,28 @@ func (e *policyError) Unwrap() error { return e.err }
 type judged struct {
 	decision *policy.Decision
 	warnings []string
+	// grant is how an ask was approved; history the configuration's
+	// history settings; where the workspace and the command's directory.
+	grant   grant
+	history policy.History
+	where   *policy.Context
 }
 
 // decide judges the command before anything starts, and asks for an
 // approval when the decision says so. It returns nil and the exit code
 // when the command must not run.
-func (e env) decide(f runFlags, argv []string, spec *sandbox.Spec) (*judged, int) {
+func (e env) decide(f runFlags, argv []string, spec *sandbox.Spec, rec *recorder) (*judged, int) {
 	h, err := currentHost()
 	if err != nil {
+		rec.skip()
 		return nil, e.fail(f, &policyError{err})
 	}
 	o := f.pol
 	o.workspace = f.workspace
 	js, err := loadJudge(h, o)
 	if err != nil {
+		// Whether the configuration turns the history off is unknown.
+		rec.skip()
 		return nil, e.fail(f, &policyError{err})
 	}
 	for _, w := range js.warnings {
@@ -343,47 +388,56 @@ func (e env) decide(f runFlags, argv []string, spec *sandbox.Spec) (*judged, int
 	} else {
 		d = js.engine.DecideArgv(js.ctx, argv)
 	}
-	j := &judged{decision: d, warnings: js.warnings}
+	j := &judged{decision: d, warnings: js.warnings, history: js.engine.Policy().History, where: js.ctx}
 	what := truncate(displayCommand(f.command, argv), 200)
 	switch {
 	case d.Action == policy.Allow:
 		return j, 0
 	case d.Action == policy.Deny || d.Level == policy.R4:
-		return nil, e.refuse(f, argv, js, j, agent.Error{Code: "denied",
+		return nil, e.refuse(f, argv, js, j, rec, history.StatusDenied, agent.Error{Code: "denied",
 			Message: fmt.Sprintf("denied: %s: %s; rule: %s", what, strings.Join(d.Reasons, "; "), d.Rule),
 			Hint:    denyHint(d) + "; forgebox policy explain " + commandArgs(f.command, f.argvOrNil(argv)) + " says why"}, nil)
 	case f.yes:
+		j.grant = grant{asked: true, approved: true, scope: policy.Once}
 		return j, 0
 	case !f.jsonOut && term.IsTerminal(int(e.stdin.Fd())) && term.IsTerminal(int(e.stderr.Fd())):
-		if !e.approveAtTerminal(js, d, what) {
+		scope, ok := e.approveAtTerminal(js, d, what)
+		j.grant = grant{asked: true, approved: ok, scope: scope}
+		if !ok {
 			e.errorf("not approved: %s did not run", what)
+			_, hw := rec.stopped(verdict{status: history.StatusRefused, j: j, settings: &j.history, where: js.ctx, errCode: "not_approved"})
+			e.historyWarnings(hw)
 			return nil, exitNotExecutable
 		}
 		return j, 0
 	}
+	j.grant = grant{asked: true}
 	rules := d.ApprovalRules("")
 	if rules == nil {
 		rules = []policy.Rule{}
 	}
-	return nil, e.refuse(f, argv, js, j, agent.Error{Code: "approval_required",
+	return nil, e.refuse(f, argv, js, j, rec, history.StatusRefused, agent.Error{Code: "approval_required",
 		Message: fmt.Sprintf("approval required to run %s: %s (risk %d, %s: %s)", what, askReasons(d), d.Risk, d.Level, levelMeaning(d.Level)),
 		Hint:    approvalHint(d, f.command, f.argvOrNil(argv), js.sessionID)},
 		&agent.Approval{Scopes: d.Scopes, Rules: rules})
 }
 
 // refuse reports a command the judge stopped, with --json as a result
-// carrying the decision.
-func (e env) refuse(f runFlags, argv []string, js *judgeSetup, j *judged, info agent.Error, ap *agent.Approval) int {
+// carrying the decision, and records it with status in the history.
+func (e env) refuse(f runFlags, argv []string, js *judgeSetup, j *judged, rec *recorder, status string, info agent.Error, ap *agent.Approval) int {
 	msg := info.Message
 	if info.Hint != "" {
 		msg += "; " + info.Hint
 	}
 	e.errorf("%s", msg)
+	id, hw := rec.stopped(verdict{status: status, j: j, settings: &j.history, where: js.ctx, errCode: info.Code})
+	e.historyWarnings(hw)
 	if f.jsonOut {
 		out := agent.Failed(info, exitNotExecutable)
 		out.Argv, out.Command, out.Cwd, out.Workspace = f.argvOrNil(argv), f.command, js.ctx.Cwd, js.ctx.Workspace
 		out.Decision, out.Approval = j.decision, ap
-		out.Warnings = append(out.Warnings, j.warnings...)
+		out.HistoryID = id
+		out.Warnings = append(append(out.Warnings, j.warnings...), hw...)
 		e.printJSON(out)
 	}
 	return exitNotExecutable

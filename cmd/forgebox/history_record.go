@@ -1,0 +1,508 @@
+package main
+
+import (
+	"cmp"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/forgebox/forgebox/agent"
+	"github.com/forgebox/forgebox/history"
+	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/sandbox"
+)
+
+const (
+	// What the history keeps unless the configuration says otherwise.
+	defaultKeepDays = 90
+	defaultKeepRows = 100_000
+	// historyTimeout bounds each history step: a locked or stuck database
+	// must not hold forgebox's exit, nor the command's exit code.
+	historyTimeout = 3 * time.Second
+	// keptOutput is what the history keeps of each output stream, its
+	// first and last halves.
+	keptOutput = 32 << 10
+)
+
+// recorder writes one run to the history without slowing the run down:
+// the database is opened and the started row inserted by a goroutine that
+// runs beside the judge and the launch; the row is completed once the
+// command ended. Every history failure becomes a warning: the command's
+// outcome never depends on its record. A nil *recorder records nothing.
+type recorder struct {
+	row *history.Run // the background goroutine's until ready is closed
+	// verdicts carries the judge's word to the background goroutine.
+	verdicts chan verdict
+	ready    chan struct{}
+	sent     bool
+
+	// Set by the background goroutine before ready is closed.
+	store    *history.Store
+	settings policy.History
+	warnings []string
+
+	pruned      chan struct{} // closed when the background prune ended
+	pruneCancel context.CancelFunc
+	pruneWarn   string // set before pruned is closed
+}
+
+// verdict is what the judge decided about a run, for its row.
+type verdict struct {
+	// settings are the configuration's history settings, and where are
+	// the workspace and the command's directory; nil means the recorder
+	// finds them itself (--no-policy: nothing else read them).
+	settings *policy.History
+	where    *policy.Context
+	// skip: do not record (the configuration could not be read, so
+	// whether recording is on is unknown).
+	skip   bool
+	status string // history.StatusRunning, StatusDenied, StatusRefused, StatusFailed
+	j      *judged
+	// errCode says why a run did not start.
+	errCode string
+}
+
+// startRecorder begins recording a run of forgebox run with these
+// arguments and flags; it returns at once. It returns nil when recording
+// is off by flag.
+func (e env) startRecorder(f runFlags, args []string, spec sandbox.Spec) *recorder {
+	if f.noHistory {
+		return nil
+	}
+	r := &recorder{verdicts: make(chan verdict, 1), ready: make(chan struct{})}
+	go r.background(f, args, spec)
+	return r
+}
+
+// historyPath is the database a command uses: --history-db, else
+// $FORGEBOX_HISTORY_DB, else the XDG state directory's.
+func historyPath(flagValue string) (string, error) {
+	if flagValue == "" {
+		return history.DefaultPath()
+	}
+	return filepath.Abs(flagValue)
+}
+
+// background gathers what the row needs while the judge decides, then
+// opens the database and writes the row.
+func (r *recorder) background(f runFlags, args []string, spec sandbox.Spec) {
+	defer close(r.ready)
+	row, secrets := runFacts(f, args, spec)
+	redact := history.NewRedactor(secrets)
+	v := <-r.verdicts
+	if v.skip {
+		return
+	}
+	if v.settings == nil {
+		s, where, err := historySettings(f.pol, f.workspace)
+		if err != nil {
+			r.warn("read the configuration's history settings: %v; this run is not recorded", err)
+			return
+		}
+		v.settings, v.where = &s, where
+	}
+	r.settings = *v.settings
+	if s := r.settings.Enabled; s != nil && !*s {
+		return
+	}
+	v.fill(row)
+	path, err := historyPath(f.historyDB)
+	if err != nil {
+		r.warn("%v; this run is not recorded", err)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), historyTimeout)
+	defer cancel()
+	store, warnings, err := history.Open(ctx, path, historyOptions(redact))
+	for _, w := range warnings {
+		r.warn("%s", w)
+	}
+	if err != nil {
+		r.warn("%v; this run is not recorded", err)
+		return
+	}
+	if v.status == history.StatusRunning {
+		_, err = store.Start(ctx, row)
+	} else {
+		_, err = store.Record(ctx, row)
+	}
+	if err != nil {
+		r.warn("%v; this run is not recorded", err)
+		store.Close()
+		return
+	}
+	r.store, r.row = store, row
+	// Retention is checked every pruneEvery runs: the check costs a few
+	// queries, and the bounds may be overshot by that many runs.
+	if v.status == history.StatusRunning && row.ID%pruneEvery == 0 {
+		r.startPrune()
+	}
+}
+
+// pruneEvery is how often (in runs) a run checks the retention bounds.
+const pruneEvery = 32
+
+// historyOptions open the history; the store redacts what it writes with
+// redact, and marks a running row abandoned once its forgebox is gone.
+func historyOptions(redact *history.Redactor) history.Options {
+	return history.Options{Alive: history.ProcessAlive, Redact: redact}
+}
+
+// historySettings reads the history section of the configuration that
+// forgebox run would judge with, and where the command would run.
+func historySettings(o policyOpts, workspace string) (policy.History, *policy.Context, error) {
+	h, err := currentHost()
+	if err != nil {
+		return policy.History{}, nil, err
+	}
+	o.workspace = workspace
+	js, err := loadJudge(h, o)
+	if err != nil {
+		return policy.History{}, nil, err
+	}
+	return js.engine.Policy().History, js.ctx, nil
+}
+
+// keepLimits are the retention bounds of the settings, defaults filled in.
+func keepLimits(s policy.History) (days, rows int) {
+	days, rows = s.KeepDays, s.KeepRows
+	if days <= 0 {
+		days = defaultKeepDays
+	}
+	if rows <= 0 {
+		rows = defaultKeepRows
+	}
+	return days, rows
+}
+
+// startPrune removes what is past the retention bounds in the background,
+// while the command runs; finish waits for it, within its deadline.
+func (r *recorder) startPrune() {
+	days, rows := keepLimits(r.settings)
+	ctx, cancel := context.WithTimeout(context.Background(), historyTimeout)
+	r.pruned, r.pruneCancel = make(chan struct{}), cancel
+	go func() {
+		defer close(r.pruned)
+		need, err := r.store.NeedsPrune(ctx, days, rows)
+		if err == nil && need {
+			_, err = r.store.Prune(ctx, days, rows)
+		}
+		if err != nil {
+			r.pruneWarn = fmt.Sprintf("history: prune: %v", err)
+		}
+	}()
+}
+
+func (r *recorder) warn(format string, args ...any) {
+	r.warnings = append(r.warnings, "history: "+fmt.Sprintf(format, args...))
+}
+
+// judged hands the recorder the judge's word on a command that runs; nil
+// when nothing judged it (--no-policy).
+func (r *recorder) judged(j *judged) {
+	v := verdict{status: history.StatusRunning, j: j}
+	if j != nil {
+		v.settings, v.where = &j.history, j.where
+	}
+	r.send(v)
+}
+
+// stopped records a command that did not start: denied, not approved, or
+// a run forgebox could not start. It waits for the row to be written and
+// returns its ID (nil when not recorded) and the history's warnings.
+func (r *recorder) stopped(v verdict) (*int64, []string) {
+	if r == nil {
+		return nil, nil
+	}
+	r.send(v)
+	deadline := time.Now().Add(historyTimeout)
+	if !r.waitReady(deadline) {
+		return nil, []string{"history: the database did not answer in time; this run is not recorded"}
+	}
+	if r.row == nil {
+		return nil, r.warnings
+	}
+	id := r.row.ID
+	return &id, r.warnings
+}
+
+// skip says the run is not to be recorded.
+func (r *recorder) skip() {
+	r.send(verdict{skip: true})
+}
+
+func (r *recorder) send(v verdict) {
+	if r == nil || r.sent {
+		return
+	}
+	r.sent = true
+	r.verdicts <- v
+}
+
+func (r *recorder) waitReady(deadline time.Time) bool {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case <-r.ready:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// finish completes the row of a run that ended; kept says whether
+// res holds its output (see Streams.Keep). It returns the row's ID, nil
+// when the run is not recorded, and the history's warnings.
+func (r *recorder) finish(res *sandbox.Result, kept bool) (*int64, []string) {
+	return r.complete(func(row *history.Run, end time.Time) { completeRow(row, res, end, kept) })
+}
+
+// failed completes the row of a run forgebox could not start: its exit
+// code is forgebox's (125, 126, 127).
+func (r *recorder) failed(info agent.Error, code int) (*int64, []string) {
+	return r.complete(func(row *history.Run, end time.Time) {
+		row.Status, row.ErrorCode = history.StatusFailed, info.Code
+		row.ExitCode, row.EndedAt = &code, &end
+	})
+}
+
+func (r *recorder) complete(fill func(*history.Run, time.Time)) (*int64, []string) {
+	if r == nil {
+		return nil, nil
+	}
+	if !r.sent {
+		// Nothing judged it (a failure before the judge): nothing to record.
+		r.skip()
+		return nil, nil
+	}
+	deadline := time.Now().Add(historyTimeout)
+	if !r.waitReady(deadline) {
+		return nil, []string{"history: the database did not answer in time; this run is not recorded"}
+	}
+	warnings := r.warnings
+	if r.row == nil {
+		return nil, warnings
+	}
+	row := r.row
+	fill(row, time.Now())
+	err := bounded(deadline, func(ctx context.Context) error { return r.store.Finish(ctx, row) })
+	if err != nil {
+		warnings = append(warnings, fmt.Sprintf("history: complete run %d: %v", row.ID, err))
+	}
+	if r.pruned != nil {
+		t := time.NewTimer(time.Until(deadline))
+		select {
+		case <-r.pruned:
+			if r.pruneWarn != "" {
+				warnings = append(warnings, r.pruneWarn)
+			}
+		case <-t.C:
+			// Abandoned: the batch in flight rolls back when forgebox
+			// exits; the next prune goes on from there.
+		}
+		t.Stop()
+		r.pruneCancel()
+	}
+	// The store is not closed: closing the last connection checkpoints
+	// the WAL into the database and syncs it (0.7-0.9 ms here), on the path
+	// to forgebox's exit. Every write is committed already, and SQLite
+	// recovers a WAL left by a process that exited, as after a crash.
+	id := row.ID
+	return &id, warnings
+}
+
+// bounded runs op with a context that ends at the deadline, and gives up
+// waiting for it then, whether or not op noticed.
+func bounded(deadline time.Time, op func(context.Context) error) error {
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	done := make(chan error, 1)
+	go func() { done <- op(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+		return fmt.Errorf("gave up after %v: %w", historyTimeout, ctx.Err())
+	}
+}
+
+// fill puts the judge's word into the row.
+func (v verdict) fill(row *history.Run) {
+	row.Status = v.status
+	var d *policy.Decision
+	var g grant
+	if v.j != nil {
+		d, g = v.j.decision, v.j.grant
+	}
+	row.Permission, row.Scope = permissionStatus(d, g)
+	if v.where != nil {
+		row.Cwd, row.Workspace = v.where.Cwd, v.where.Workspace
+	}
+	if d != nil {
+		row.Risk, row.Level, row.Category = d.Risk, d.Level.String(), d.Category.String()
+		row.Rule = d.Rule.String()
+		if b, err := json.Marshal(d); err == nil {
+			row.Decision = b
+		}
+	}
+	if v.status != history.StatusRunning {
+		// Nothing ran: no exit code of its own, no duration.
+		now := time.Now()
+		row.EndedAt, row.ErrorCode = &now, v.errCode
+	}
+}
+
+// grant is how a command that asked was approved, if it was.
+type grant struct {
+	asked, approved bool
+	scope           policy.Scope
+}
+
+// permissionStatus says how the decision was reached: the history's
+// permission_status and permission_scope.
+func permissionStatus(d *policy.Decision, g grant) (status, scope string) {
+	switch {
+	case d == nil:
+		return history.PermNotJudged, ""
+	case d.Action == policy.Deny || d.Level == policy.R4:
+		return history.PermDenied, ""
+	case d.Action == policy.Allow && d.Rule != nil && d.Rule.Kind == "allow":
+		if d.Rule.Source == "session" {
+			return history.PermGranted, "session"
+		}
+		return history.PermGranted, "permanent"
+	case d.Action == policy.Allow:
+		return history.PermAutoApproved, ""
+	case g.approved:
+		return history.PermAskedApproved, scopeName(g.scope)
+	}
+	return history.PermAskedDenied, ""
+}
+
+func scopeName(s policy.Scope) string {
+	if s == policy.Always {
+		return "permanent"
+	}
+	return s.String()
+}
+
+// runFacts is the row of a run as far as it is known before the judge
+// decides, and the secret values the redactor must hide.
+func runFacts(f runFlags, args []string, spec sandbox.Spec) (*history.Run, []string) {
+	row := &history.Run{
+		Command: f.command, Argv: f.argvOrNil(spec.Argv),
+		Cwd: spec.Dir, Workspace: spec.Workspace,
+		Args:      args,
+		Status:    history.StatusRunning,
+		StartedAt: time.Now(),
+		Version:   version,
+	}
+	row.Host, _ = os.Hostname()
+	if u, err := user.Current(); err == nil {
+		row.User = u.Username
+	} else {
+		row.User = strconv.Itoa(os.Getuid())
+	}
+	if id := cmp.Or(f.pol.session, os.Getenv("FORGEBOX_SESSION")); validSessionID(id) == nil {
+		row.SessionID = id
+	}
+	env, withheld, _ := sandbox.CommandEnv(spec)
+	row.Env = envSnapshot(env)
+	// Values set with --env NAME=VALUE under a secret-looking name are
+	// secrets too; they also appear in the recorded arguments.
+	secrets := withheld
+	for _, kv := range spec.SetEnv {
+		if k, v, ok := strings.Cut(kv, "="); ok && sandbox.LooksSecret(k) {
+			secrets = append(secrets, v)
+		}
+	}
+	return row, secrets
+}
+
+// envSnapshot keeps each variable's name, and its value unless the name
+// looks secret.
+func envSnapshot(env []string) []history.EnvVar {
+	out := make([]history.EnvVar, 0, len(env))
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		if sandbox.LooksSecret(k) {
+			out = append(out, history.EnvVar{Name: k, Secret: true})
+		} else {
+			out = append(out, history.EnvVar{Name: k, Value: v})
+		}
+	}
+	return out
+}
+
+// completeRow puts how the run ended into its row.
+func completeRow(row *history.Run, res *sandbox.Result, end time.Time, kept bool) {
+	row.Status = history.StatusFinished
+	row.EndedAt = &end
+	dur := ms(res.Duration)
+	row.DurationMS = &dur
+	code := res.ExitCode
+	row.ExitCode = &code
+	row.Signal, row.TimedOut, row.OOMKilled = res.Signal, res.TimedOut, res.OOMKilled
+	if b, err := json.Marshal(res.Enforced); err == nil {
+		row.Enforced = b
+	}
+	row.OutputKept = kept
+	if kept {
+		var cut bool
+		row.Stdout, row.StdoutBytes, cut = keptText(res.Stdout)
+		row.OutputTruncated = cut
+		row.Stderr, row.StderrBytes, cut = keptText(res.Stderr)
+		row.OutputTruncated = row.OutputTruncated || cut
+	}
+}
+
+// keptText renders what the history keeps of a stream: at most keptOutput
+// bytes, the first and last halves, as text.
+func keptText(c sandbox.Captured) (string, int64, bool) {
+	kept := clip(c, keptOutput)
+	text, _ := agent.Text(kept)
+	return text, c.Total, kept.Omitted > 0
+}
+
+// clip cuts captured output down to limit bytes, keeping the first and last
+// halves on character boundaries.
+func clip(c sandbox.Captured, limit int) sandbox.Captured {
+	if len(c.Head)+len(c.Tail) <= limit {
+		return c
+	}
+	all := append(append([]byte{}, c.Head...), c.Tail...)
+	half := limit / 2
+	head := all[:runeStart(all, half)]
+	tailFrom := runeStart(all, len(all)-(limit-half))
+	if tailFrom < len(head) {
+		tailFrom = len(head)
+	}
+	out := sandbox.Captured{Head: head, Tail: all[tailFrom:], Total: c.Total}
+	out.Omitted = c.Total - int64(len(out.Head)) - int64(len(out.Tail))
+	return out
+}
+
+// runeStart moves i back to the start of the UTF-8 character it falls in.
+func runeStart(p []byte, i int) int {
+	for k := 0; k < 3 && i > 0 && i < len(p) && p[i]&0xC0 == 0x80; k++ {
+		i--
+	}
+	return i
+}
+
+// historyWarnings prints the history's warnings, each once.
+func (e env) historyWarnings(ws []string) {
+	seen := map[string]bool{}
+	for _, w := range ws {
+		if !seen[w] {
+			seen[w] = true
+			e.errorf("warning: %s", w)
+		}
+	}
+}
