@@ -14,10 +14,13 @@ type Stats struct {
 	ByLevel      map[string]int64 `json:"by_level"`      // "" counts runs with none recorded
 	ByExit       map[int]int64    `json:"by_exit"`       // runs with an exit code only
 	Slowest      []Run            `json:"slowest"`       // top 10 by duration, without output
-	Frequent     []struct {
-		Command string
-		Count   int64
-	} `json:"frequent"` // top 10 command lines
+	Frequent     []Frequent       `json:"frequent"`      // top 10 command lines
+}
+
+// Frequent is a command line and how often it ran.
+type Frequent struct {
+	Command string `json:"command"`
+	Count   int64  `json:"count"`
 }
 
 // Stats counts the runs f selects (Limit: the newest Limit) by status,
@@ -72,10 +75,7 @@ func (s *Store) Stats(ctx context.Context, f Filter) (*Stats, error) {
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var c struct {
-			Command string
-			Count   int64
-		}
+		var c Frequent
 		if err := rows.Scan(&c.Command, &c.Count); err != nil {
 			return nil, fmt.Errorf("history stats: frequent: %w", err)
 		}

@@ -212,3 +212,27 @@ func TestPragmas(t *testing.T) {
 		}
 	}
 }
+
+// A huge argument list is bounded like output: a row never grows to the
+// size of what the kernel accepts as argv.
+func TestHugeArgvIsBounded(t *testing.T) {
+	s := openTest(t, Options{})
+	big := strings.Repeat("x", 1<<20)
+	r := &Run{Argv: []string{"echo", big, big}, Args: []string{"--", "echo", big}, Cwd: "/w", Status: StatusFinished,
+		Env: []EnvVar{{Name: "BIG", Value: big}}}
+	id, err := s.Record(context.Background(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.Get(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := 0
+	for _, a := range append(got.Argv, got.Args...) {
+		size += len(a)
+	}
+	if size > 3*maxText || len(got.Env[0].Value) > maxText+200 {
+		t.Errorf("stored %d bytes of arguments and a %d-byte variable; want them bounded near %d", size, len(got.Env[0].Value), maxText)
+	}
+}

@@ -190,6 +190,46 @@ func bound(c *Run) {
 	c.Stdout, cut[1] = capText(c.Stdout)
 	c.Stderr, cut[2] = capText(c.Stderr)
 	c.OutputTruncated = c.OutputTruncated || cut[1] || cut[2]
+	// Arguments and the environment are bounded too: a 1 MiB argument
+	// (which the kernel accepts) must not become megabytes per row.
+	c.Argv = capList(c.Argv)
+	c.Args = capList(c.Args)
+	for i := range c.Env {
+		c.Env[i].Value, _ = capText(c.Env[i].Value)
+	}
+	if len(c.Env) > maxEnv {
+		c.Env = c.Env[:maxEnv]
+	}
+}
+
+// maxEnv bounds the variables of an environment snapshot.
+const maxEnv = 512
+
+// capList bounds a list of arguments to maxText bytes in all: each long
+// one is cut like a stream, and those past the budget are dropped behind
+// a marker.
+func capList(args []string) []string {
+	total := 0
+	for _, a := range args {
+		total += len(a)
+	}
+	if total <= maxText {
+		return args
+	}
+	out := make([]string, 0, len(args))
+	budget := maxText
+	for i, a := range args {
+		if budget <= 0 {
+			out = append(out, fmt.Sprintf("[... %d more arguments omitted by forgebox history ...]", len(args)-i))
+			break
+		}
+		if len(a) > budget {
+			a, _ = capText(a)
+		}
+		out = append(out, a)
+		budget -= len(a)
+	}
+	return out
 }
 
 // capText keeps the first and last maxText/2 bytes of s (on rune
