@@ -50,9 +50,10 @@ type RunResult struct {
 	Approval *Approval `json:"approval,omitempty"`
 	// Timeline is the launch's cost breakdown, with --trace.
 	Timeline []sandbox.Phase `json:"timeline,omitempty"`
-	// HistoryID is the run's row in the history (forgebox history show
-	// ID), null when it was not recorded.
-	HistoryID *int64 `json:"history_id"`
+	// HistoryKey names the run in the history (forgebox history show
+	// KEY), null when it was not recorded. A key, not the row's id: the
+	// run reaches the database through the spool, after forgebox exits.
+	HistoryKey *string `json:"history_key"`
 }
 
 // Usage is the command's resource use. The first three are the kernel's

@@ -94,17 +94,17 @@ func TestDecisionAndApproval(t *testing.T) {
 	}
 }
 
-// history_id is always present: null when the run was not recorded, the
-// row's ID when it was.
-func TestHistoryID(t *testing.T) {
+// history_key is always present: null when the run was not recorded, the
+// run's key when it was.
+func TestHistoryKey(t *testing.T) {
 	for _, tt := range []struct {
 		name string
 		out  RunResult
 		want string
 	}{
-		{"not recorded", FromResult(&sandbox.Result{}), `"history_id":null`},
-		{"refused, not recorded", Failed(Error{Code: "denied"}, 126), `"history_id":null`},
-		{"recorded", func() RunResult { r := FromResult(&sandbox.Result{}); id := int64(42); r.HistoryID = &id; return r }(), `"history_id":42`},
+		{"not recorded", FromResult(&sandbox.Result{}), `"history_key":null`},
+		{"refused, not recorded", Failed(Error{Code: "denied"}, 126), `"history_key":null`},
+		{"recorded", func() RunResult { r := FromResult(&sandbox.Result{}); id := "1-2-3"; r.HistoryKey = &id; return r }(), `"history_key":"1-2-3"`},
 	} {
 		b, err := json.Marshal(tt.out)
 		if err != nil {

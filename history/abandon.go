@@ -4,6 +4,8 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os"
+	"path/filepath"
 )
 
 // markAbandoned finds running rows whose forgebox process is gone (another
@@ -11,7 +13,7 @@ import (
 // run that was SIGKILLed or lost to a power cut stays on record, and says
 // it never finished. The scan reads the partial index on running rows
 // only, so it stays cheap however large the history grows.
-const runningSQL = `SELECT id, coalesce(pid, 0), coalesce(pid_start, 0), coalesce(boot_id, '')
+const runningSQL = `SELECT id, coalesce(pid, 0), coalesce(pid_start, 0), coalesce(boot_id, ''), coalesce(spool_key, '')
 	FROM history WHERE status = 'running'`
 
 func (s *Store) markAbandoned(ctx context.Context) (string, error) {
@@ -24,11 +26,16 @@ func (s *Store) markAbandoned(ctx context.Context) (string, error) {
 		var (
 			id, start int64
 			pid       int
-			boot      string
+			boot, key string
 		)
-		if err := rows.Scan(&id, &pid, &start, &boot); err != nil {
+		if err := rows.Scan(&id, &pid, &start, &boot, &key); err != nil {
 			rows.Close()
 			return "", fmt.Errorf("find running history rows: %w", err)
+		}
+		// A row whose spool file is still there is the spool's to settle:
+		// its process may have completed the file since Ingest read it.
+		if key != "" && s.spooled(key) {
+			continue
 		}
 		if s.gone(pid, start, boot) {
 			dead = append(dead, id)
@@ -49,6 +56,16 @@ func (s *Store) markAbandoned(ctx context.Context) (string, error) {
 		return "", nil // their own processes, or another Open, finished them first
 	}
 	return fmt.Sprintf("marked %d run(s) abandoned: the forgebox process that ran them is gone", n), nil
+}
+
+// spooled reports whether the spool still holds the run with this key.
+func (s *Store) spooled(key string) bool {
+	for _, suffix := range []string{runningSuffix, completeSuffix} {
+		if _, err := os.Lstat(filepath.Join(spoolDir(s.path), key+suffix)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 // gone reports whether the process that wrote a running row no longer runs.

@@ -159,12 +159,26 @@ func (s *Store) Get(ctx context.Context, id int64) (*Run, error) {
 	return r, nil
 }
 
+// GetByKey returns everything about the run with this spool key (see
+// Spool), or ErrNotFound.
+func (s *Store) GetByKey(ctx context.Context, key string) (*Run, error) {
+	r, err := scanRun(s.db.QueryRowContext(ctx,
+		`SELECT `+runColumns+`, stdout, stderr FROM history WHERE spool_key = ?`, key), true)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("get run %s: %w", key, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get run %s: %w", key, err)
+	}
+	return r, nil
+}
+
 // runColumns are read by scanRun, output aside.
 const runColumns = `id, session_id, pty_session_id, command, argv, cwd, workspace, args,
 	status, started_at, ended_at, duration_ms, exit_code, signal, timed_out, oom_killed, error_code,
 	stdout_bytes, stderr_bytes, output_truncated, output_kept,
 	permission_status, permission_scope, risk_score, level, category, matched_rule, decision, enforced, env,
-	forgebox_version, host, user, pid, pid_start, boot_id`
+	forgebox_version, host, user, pid, pid_start, boot_id, spool_key`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -175,7 +189,7 @@ func scanRun(sc rowScanner, output bool) (*Run, error) {
 		session, pty, command, argv, workspace, args       sql.NullString
 		signal, errorCode, perm, scope, level, category    sql.NullString
 		rule, decision, enforced, env, version, host, user sql.NullString
-		bootID, stdout, stderr                             sql.NullString
+		bootID, key, stdout, stderr                        sql.NullString
 		started                                            int64
 		ended, exit, pid, pidStart                         sql.NullInt64
 		duration                                           sql.NullFloat64
@@ -184,7 +198,7 @@ func scanRun(sc rowScanner, output bool) (*Run, error) {
 		&r.Status, &started, &ended, &duration, &exit, &signal, &r.TimedOut, &r.OOMKilled, &errorCode,
 		&r.StdoutBytes, &r.StderrBytes, &r.OutputTruncated, &r.OutputKept,
 		&perm, &scope, &r.Risk, &level, &category, &rule, &decision, &enforced, &env,
-		&version, &host, &user, &pid, &pidStart, &bootID}
+		&version, &host, &user, &pid, &pidStart, &bootID, &key}
 	if output {
 		dest = append(dest, &stdout, &stderr)
 	}
@@ -194,7 +208,7 @@ func scanRun(sc rowScanner, output bool) (*Run, error) {
 	r.SessionID, r.PTYSessionID, r.Command = session.String, pty.String, command.String
 	r.Workspace, r.Signal, r.ErrorCode = workspace.String, signal.String, errorCode.String
 	r.Permission, r.Scope, r.Level, r.Category, r.Rule = perm.String, scope.String, level.String, category.String, rule.String
-	r.Version, r.Host, r.User, r.BootID = version.String, host.String, user.String, bootID.String
+	r.Version, r.Host, r.User, r.BootID, r.Key = version.String, host.String, user.String, bootID.String, key.String
 	r.Stdout, r.Stderr = stdout.String, stderr.String
 	r.StartedAt = nanos(started)
 	if ended.Valid {

@@ -36,7 +36,10 @@ type EnvVar struct {
 
 // Run is one row of the history.
 type Run struct {
-	ID           int64    `json:"id"`
+	ID int64 `json:"id"`
+	// Key names the run before it reaches the database (see Spool), and
+	// after: forgebox run --json reports it as history_key.
+	Key          string   `json:"key,omitempty"`
 	SessionID    string   `json:"session_id,omitempty"`
 	PTYSessionID string   `json:"pty_session_id,omitempty"`
 	Command      string   `json:"command,omitempty"` // a -c line

@@ -72,6 +72,11 @@ BEGIN
 	VALUES (NEW.session_id, NEW.started_at, NEW.started_at)
 	ON CONFLICT(id) DO UPDATE SET last_seen = max(last_seen, excluded.last_seen);
 END;`,
+	// 2: the key of a run that came through the spool. Unique, so that an
+	// ingest is an upsert: two processes ingesting the same file, or a
+	// running row ingested before its completion, leave one row.
+	`ALTER TABLE history ADD COLUMN spool_key TEXT;
+CREATE UNIQUE INDEX history_spool_key ON history(spool_key);`,
 }
 
 // schemaVersion is the user_version this code writes and understands.

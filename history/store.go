@@ -135,6 +135,15 @@ func Open(ctx context.Context, path string, o Options) (*Store, []string, error)
 	if s.bootID == "" {
 		s.bootID = id.boot
 	}
+	// The spool first: its running rows join the abandoned-row check, and
+	// what a reader is about to ask for is in the database. A failure is a
+	// warning: the files stay for the next Open.
+	if _, ws, err := s.Ingest(ctx); err != nil {
+		warnings = append(warnings, ws...)
+		warnings = append(warnings, fmt.Sprintf("%v; the spooled runs wait for the next open", err))
+	} else {
+		warnings = append(warnings, ws...)
+	}
 	w, err := s.markAbandoned(ctx)
 	if err != nil {
 		s.db.Close()

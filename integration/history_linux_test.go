@@ -23,6 +23,7 @@ import (
 // histRun is one run as forgebox history --json prints it.
 type histRun struct {
 	ID         int64     `json:"id"`
+	Key        string    `json:"key"`
 	SessionID  string    `json:"session_id"`
 	Command    string    `json:"command"`
 	Argv       []string  `json:"argv"`
@@ -91,12 +92,12 @@ func decodeRuns(t *testing.T, s string) []histRun {
 	return out
 }
 
-// show runs forgebox history show --json ID.
-func (e *env) show(id int64, args ...string) (histRun, string) {
+// show runs forgebox history show --json REF: a run's ID or key.
+func (e *env) show(ref any, args ...string) (histRun, string) {
 	e.t.Helper()
-	r := e.run(append([]string{"history", "show", "--json", strconv.FormatInt(id, 10)}, args...))
+	r := e.run(append([]string{"history", "show", "--json", fmt.Sprint(ref)}, args...))
 	if r.code != 0 {
-		e.t.Fatalf("forgebox history show %d: exit %d\nstderr: %s", id, r.code, r.stderr)
+		e.t.Fatalf("forgebox history show %v: exit %d\nstderr: %s", ref, r.code, r.stderr)
 	}
 	var h histRun
 	if err := json.Unmarshal([]byte(r.stdout), &h); err != nil {
@@ -126,15 +127,18 @@ func TestHistoryRecordsRun(t *testing.T) {
 		if r.code != 3 {
 			t.Fatalf("run: exit %d; want 3\n%s", r.code, r.stderr)
 		}
-		id, ok := res.raw["history_id"].(float64)
-		if !ok || id < 1 {
-			t.Fatalf("history_id = %v; want the row's id", res.raw["history_id"])
+		key, ok := res.raw["history_key"].(string)
+		if !ok || key == "" {
+			t.Fatalf("history_key = %v; want the run's key", res.raw["history_key"])
 		}
 		runs := e.history()
-		if len(runs) != 1 || runs[0].ID != int64(id) {
-			t.Fatalf("history holds %d runs (%+v); want the one with id %v", len(runs), runs, id)
+		if len(runs) != 1 || runs[0].Key != key {
+			t.Fatalf("history holds %d runs (%+v); want the one with key %v", len(runs), runs, key)
 		}
-		h, _ := e.show(int64(id))
+		if byKey, _ := e.show(key); byKey.ID != runs[0].ID {
+			t.Errorf("history show %s = run %d; want %d", key, byKey.ID, runs[0].ID)
+		}
+		h, _ := e.show(runs[0].ID)
 		ws, _ := filepath.EvalSymlinks(e.ws)
 		switch {
 		case h.Status != "finished" || h.ExitCode == nil || *h.ExitCode != 3 || h.EndedAt == nil || h.DurationMS == nil:
@@ -241,12 +245,13 @@ func TestHistoryDenied(t *testing.T) {
 		if r.code != 126 || e.ran() {
 			t.Fatalf("asking line: exit %d; want 126", r.code)
 		}
-		if id, ok := res.raw["history_id"].(float64); !ok || id < 1 {
-			t.Errorf("refused run's history_id = %v; want its row", res.raw["history_id"])
-		}
+		key, _ := res.raw["history_key"].(string)
 		runs := e.history()
 		if len(runs) != 2 {
 			t.Fatalf("history holds %d runs; want 2", len(runs))
+		}
+		if key == "" || runs[0].Key != key {
+			t.Errorf("refused run's history_key = %v; want its row's (%q)", res.raw["history_key"], runs[0].Key)
 		}
 		d, ask := runs[1], runs[0]
 		if d.Status != "denied" || d.Permission != "denied" || d.Level != "R4" || !strings.Contains(d.Rule, "builtin") ||
@@ -434,8 +439,8 @@ func TestHistoryOff(t *testing.T) {
 			t.Fatalf("run --no-history: exit %d %s", r.code, r.stderr)
 		}
 		r, res := e.runJSON([]string{"--no-history", "--", "true"})
-		if r.code != 0 || res.raw["history_id"] != nil {
-			t.Errorf("run --json --no-history: exit %d, history_id %v; want null", r.code, res.raw["history_id"])
+		if v, ok := res.raw["history_key"]; r.code != 0 || !ok || v != nil {
+			t.Errorf("run --json --no-history: exit %d, history_key %v; want null", r.code, v)
 		}
 		if _, err := os.Stat(e.historyDB()); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("--no-history created the history database (%v)", err)
@@ -484,8 +489,8 @@ func TestHistoryUnwritable(t *testing.T) {
 				warned++
 			}
 		}
-		if r.code != 5 || res.ExitCode != 5 || res.raw["history_id"] != nil || warned != 1 || len(historyWarnings(r.stderr)) != 1 {
-			t.Errorf("run --json with an unwritable history: exit %d, result %d, history_id %v, warnings %q", r.code, res.ExitCode, res.raw["history_id"], res.Warnings)
+		if r.code != 5 || res.ExitCode != 5 || res.raw["history_key"] != nil || warned != 1 || len(historyWarnings(r.stderr)) != 1 {
+			t.Errorf("run --json with an unwritable history: exit %d, result %d, history_key %v, warnings %q", r.code, res.ExitCode, res.raw["history_key"], res.Warnings)
 		}
 	})
 }
@@ -502,8 +507,14 @@ func TestHistoryCorrupt(t *testing.T) {
 		if r.code != 0 || r.stdout != "still runs\n" {
 			t.Fatalf("run over a corrupt history: exit %d, stdout %q", r.code, r.stdout)
 		}
-		if w := historyWarnings(r.stderr); len(w) != 1 || !strings.Contains(w[0], "corrupt") {
-			t.Errorf("stderr %q; want one warning saying the database was corrupt and moved", r.stderr)
+		if w := historyWarnings(r.stderr); len(w) != 0 {
+			t.Errorf("stderr %q; want no warning: the run only spools", r.stderr)
+		}
+		// The first reader opens the database, moves it aside and ingests
+		// the run into a new one.
+		r = e.run([]string{"history", "--json", "--limit", "0"})
+		if w := historyWarnings(r.stderr); r.code != 0 || len(w) != 1 || !strings.Contains(w[0], "corrupt") {
+			t.Errorf("history: exit %d, stderr %q; want one warning saying the database was corrupt and moved", r.code, r.stderr)
 		}
 		moved, _ := filepath.Glob(db + ".corrupt-*")
 		if len(moved) != 1 {

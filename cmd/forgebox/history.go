@@ -223,7 +223,9 @@ func (e env) openHistory(ctx context.Context, db string) (*history.Store, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+	// A run that was spooled but not yet ingested is history all the same.
+	_, err = os.Stat(path)
+	if _, serr := os.Stat(path + ".spool"); errors.Is(err, fs.ErrNotExist) && errors.Is(serr, fs.ErrNotExist) {
 		e.errorf("no history at %s: nothing was recorded there yet", path)
 		return nil, nil
 	}
@@ -281,21 +283,26 @@ func (e env) historyList(args []string) int {
 	return 0
 }
 
-// parseID reads a run's ID.
-func parseID(pos []string) (int64, error) {
+// parseID reads a run's ID, or its key (forgebox run --json's
+// history_key): a key holds dashes, an ID is a number.
+func parseID(pos []string) (id int64, key string, err error) {
 	if len(pos) != 1 {
-		return 0, fmt.Errorf("give one run ID")
+		return 0, "", fmt.Errorf("give one run ID")
 	}
-	id, err := strconv.ParseInt(strings.TrimPrefix(pos[0], "#"), 10, 64)
+	a := strings.TrimPrefix(pos[0], "#")
+	if strings.Contains(a, "-") && !strings.HasPrefix(a, "-") {
+		return 0, a, nil
+	}
+	id, err = strconv.ParseInt(a, 10, 64)
 	if err != nil || id <= 0 {
-		return 0, fmt.Errorf("invalid run ID %q (want a number from forgebox history)", pos[0])
+		return 0, "", fmt.Errorf("invalid run ID %q (want a number from forgebox history, or a history_key)", pos[0])
 	}
-	return id, nil
+	return id, "", nil
 }
 
 // getRun finds one run; code is non-zero when the command is over.
 func (e env) getRun(db string, pos []string, verb string) (*history.Run, string, int) {
-	id, err := parseID(pos)
+	id, key, err := parseID(pos)
 	if err != nil {
 		e.errorf("history %s: %v", verb, err)
 		return nil, "", exitForgebox
@@ -311,9 +318,16 @@ func (e env) getRun(db string, pos []string, verb string) (*history.Run, string,
 		return nil, "", 1
 	}
 	defer st.Close()
-	r, err := st.Get(ctx, id)
+	var r *history.Run
+	name := pos[0]
+	if key != "" {
+		r, err = st.GetByKey(ctx, key)
+	} else {
+		r, err = st.Get(ctx, id)
+		name = strconv.FormatInt(id, 10)
+	}
 	if errors.Is(err, history.ErrNotFound) {
-		e.errorf("history %s: no run %d in %s", verb, id, st.Path())
+		e.errorf("history %s: no run %s in %s", verb, name, st.Path())
 		return nil, "", 1
 	}
 	if err != nil {

@@ -31,9 +31,12 @@ const (
 )
 
 // recorder writes one run to the history without slowing the run down:
-// the database is opened and the started row inserted by a goroutine that
-// runs beside the judge and the launch; the row is completed once the
-// command ended. Every history failure becomes a warning: the command's
+// the run goes to the history's spool (a JSON file, see history.Spool),
+// not to SQLite, whose open and insert cost milliseconds of CPU on a
+// machine busy launching the sandbox. A goroutine beside the judge and the
+// launch writes the running row; the complete row replaces it once the
+// command ended. Every so often that goroutine also moves the spool into
+// the database, while the command runs. Every history failure becomes a warning: the command's
 // outcome never depends on its record. A nil *recorder records nothing.
 type recorder struct {
 	row *history.Run // the background goroutine's until ready is closed
@@ -43,13 +46,13 @@ type recorder struct {
 	sent     bool
 
 	// Set by the background goroutine before ready is closed.
-	store    *history.Store
+	spool    *history.Spool
 	settings policy.History
 	warnings []string
 
-	pruned      chan struct{} // closed when the background prune ended
+	pruned      chan struct{} // closed when the background ingest and prune ended
 	pruneCancel context.CancelFunc
-	pruneWarn   string // set before pruned is closed
+	pruneWarn   []string // set before pruned is closed
 }
 
 // verdict is what the judge decided about a run, for its row.
@@ -117,36 +120,28 @@ func (r *recorder) background(f runFlags, args []string, spec sandbox.Spec) {
 		r.warn("%v; this run is not recorded", err)
 		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), historyTimeout)
-	defer cancel()
-	store, warnings, err := history.Open(ctx, path, historyOptions(redact))
-	for _, w := range warnings {
-		r.warn("%s", w)
+	sp, err := history.OpenSpool(path, historyOptions(redact))
+	if err == nil {
+		err = sp.Write(row)
 	}
 	if err != nil {
 		r.warn("%v; this run is not recorded", err)
 		return
 	}
+	r.spool, r.row = sp, row
+	// The spool is moved into the database once it holds ingestEvery
+	// runs, by a run that has a command running meanwhile; retention is
+	// checked then too. Readers ingest whatever is left when they open.
 	if v.status == history.StatusRunning {
-		_, err = store.Start(ctx, row)
-	} else {
-		_, err = store.Record(ctx, row)
-	}
-	if err != nil {
-		r.warn("%v; this run is not recorded", err)
-		store.Close()
-		return
-	}
-	r.store, r.row = store, row
-	// Retention is checked every pruneEvery runs: the check costs a few
-	// queries, and the bounds may be overshot by that many runs.
-	if v.status == history.StatusRunning && row.ID%pruneEvery == 0 {
-		r.startPrune()
+		if n, err := sp.Len(); err == nil && n >= ingestEvery {
+			r.startIngest(path, redact)
+		}
 	}
 }
 
-// pruneEvery is how often (in runs) a run checks the retention bounds.
-const pruneEvery = 32
+// ingestEvery is how many spooled runs make a run ingest the spool: one
+// open of the database, and one transaction, per that many runs.
+const ingestEvery = 64
 
 // historyOptions open the history; the store redacts what it writes with
 // redact, and marks a running row abandoned once its forgebox is gone.
@@ -181,20 +176,30 @@ func keepLimits(s policy.History) (days, rows int) {
 	return days, rows
 }
 
-// startPrune removes what is past the retention bounds in the background,
-// while the command runs; finish waits for it, within its deadline.
-func (r *recorder) startPrune() {
+// startIngest opens the database, which ingests the spool, and removes
+// what is past the retention bounds, in the background while the command
+// runs; complete waits for it, within its deadline.
+func (r *recorder) startIngest(path string, redact *history.Redactor) {
 	days, rows := keepLimits(r.settings)
 	ctx, cancel := context.WithTimeout(context.Background(), historyTimeout)
 	r.pruned, r.pruneCancel = make(chan struct{}), cancel
 	go func() {
 		defer close(r.pruned)
-		need, err := r.store.NeedsPrune(ctx, days, rows)
-		if err == nil && need {
-			_, err = r.store.Prune(ctx, days, rows)
+		store, warnings, err := history.Open(ctx, path, historyOptions(redact))
+		for _, w := range warnings {
+			r.pruneWarn = append(r.pruneWarn, "history: "+w)
 		}
 		if err != nil {
-			r.pruneWarn = fmt.Sprintf("history: prune: %v", err)
+			r.pruneWarn = append(r.pruneWarn, fmt.Sprintf("history: ingest the spool: %v", err))
+			return
+		}
+		// The store is not closed: see complete.
+		need, err := store.NeedsPrune(ctx, days, rows)
+		if err == nil && need {
+			_, err = store.Prune(ctx, days, rows)
+		}
+		if err != nil {
+			r.pruneWarn = append(r.pruneWarn, fmt.Sprintf("history: prune: %v", err))
 		}
 	}()
 }
@@ -215,21 +220,21 @@ func (r *recorder) judged(j *judged) {
 
 // stopped records a command that did not start: denied, not approved, or
 // a run forgebox could not start. It waits for the row to be written and
-// returns its ID (nil when not recorded) and the history's warnings.
-func (r *recorder) stopped(v verdict) (*int64, []string) {
+// returns its key (nil when not recorded) and the history's warnings.
+func (r *recorder) stopped(v verdict) (*string, []string) {
 	if r == nil {
 		return nil, nil
 	}
 	r.send(v)
 	deadline := time.Now().Add(historyTimeout)
 	if !r.waitReady(deadline) {
-		return nil, []string{"history: the database did not answer in time; this run is not recorded"}
+		return nil, []string{"history: the spool did not answer in time; this run is not recorded"}
 	}
 	if r.row == nil {
 		return nil, r.warnings
 	}
-	id := r.row.ID
-	return &id, r.warnings
+	key := r.row.Key
+	return &key, r.warnings
 }
 
 // skip says the run is not to be recorded.
@@ -257,22 +262,22 @@ func (r *recorder) waitReady(deadline time.Time) bool {
 }
 
 // finish completes the row of a run that ended; kept says whether
-// res holds its output (see Streams.Keep). It returns the row's ID, nil
+// res holds its output (see Streams.Keep). It returns the row's key, nil
 // when the run is not recorded, and the history's warnings.
-func (r *recorder) finish(res *sandbox.Result, kept bool) (*int64, []string) {
+func (r *recorder) finish(res *sandbox.Result, kept bool) (*string, []string) {
 	return r.complete(func(row *history.Run, end time.Time) { completeRow(row, res, end, kept) })
 }
 
 // failed completes the row of a run forgebox could not start: its exit
 // code is forgebox's (125, 126, 127).
-func (r *recorder) failed(info agent.Error, code int) (*int64, []string) {
+func (r *recorder) failed(info agent.Error, code int) (*string, []string) {
 	return r.complete(func(row *history.Run, end time.Time) {
 		row.Status, row.ErrorCode = history.StatusFailed, info.Code
 		row.ExitCode, row.EndedAt = &code, &end
 	})
 }
 
-func (r *recorder) complete(fill func(*history.Run, time.Time)) (*int64, []string) {
+func (r *recorder) complete(fill func(*history.Run, time.Time)) (*string, []string) {
 	if r == nil {
 		return nil, nil
 	}
@@ -283,7 +288,7 @@ func (r *recorder) complete(fill func(*history.Run, time.Time)) (*int64, []strin
 	}
 	deadline := time.Now().Add(historyTimeout)
 	if !r.waitReady(deadline) {
-		return nil, []string{"history: the database did not answer in time; this run is not recorded"}
+		return nil, []string{"history: the spool did not answer in time; this run is not recorded"}
 	}
 	warnings := r.warnings
 	if r.row == nil {
@@ -291,17 +296,20 @@ func (r *recorder) complete(fill func(*history.Run, time.Time)) (*int64, []strin
 	}
 	row := r.row
 	fill(row, time.Now())
-	err := bounded(deadline, func(ctx context.Context) error { return r.store.Finish(ctx, row) })
-	if err != nil {
-		warnings = append(warnings, fmt.Sprintf("history: complete run %d: %v", row.ID, err))
+	if row.DurationMS == nil && row.EndedAt != nil {
+		// A run that failed to start lasted from its start to now.
+		d := ms(row.EndedAt.Sub(row.StartedAt))
+		row.DurationMS = &d
+	}
+	// Same key: the complete row replaces the running one.
+	if err := r.spool.Write(row); err != nil {
+		warnings = append(warnings, fmt.Sprintf("history: complete run %s: %v", row.Key, err))
 	}
 	if r.pruned != nil {
 		t := time.NewTimer(time.Until(deadline))
 		select {
 		case <-r.pruned:
-			if r.pruneWarn != "" {
-				warnings = append(warnings, r.pruneWarn)
-			}
+			warnings = append(warnings, r.pruneWarn...)
 		case <-t.C:
 			// Abandoned: the batch in flight rolls back when forgebox
 			// exits; the next prune goes on from there.
@@ -309,27 +317,13 @@ func (r *recorder) complete(fill func(*history.Run, time.Time)) (*int64, []strin
 		t.Stop()
 		r.pruneCancel()
 	}
-	// The store is not closed: closing the last connection checkpoints
-	// the WAL into the database and syncs it (0.7-0.9 ms here), on the path
-	// to forgebox's exit. Every write is committed already, and SQLite
-	// recovers a WAL left by a process that exited, as after a crash.
-	id := row.ID
-	return &id, warnings
-}
-
-// bounded runs op with a context that ends at the deadline, and gives up
-// waiting for it then, whether or not op noticed.
-func bounded(deadline time.Time, op func(context.Context) error) error {
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
-	defer cancel()
-	done := make(chan error, 1)
-	go func() { done <- op(ctx) }()
-	select {
-	case err := <-done:
-		return err
-	case <-ctx.Done():
-		return fmt.Errorf("gave up after %v: %w", historyTimeout, ctx.Err())
-	}
+	// A store opened to ingest is not closed: closing the last connection
+	// checkpoints the WAL into the database and syncs it (0.7-0.9 ms
+	// here), on the path to forgebox's exit. Every write is committed
+	// already, and SQLite recovers a WAL left by a process that exited, as
+	// after a crash.
+	key := row.Key
+	return &key, warnings
 }
 
 // fill puts the judge's word into the row.

@@ -74,13 +74,17 @@ func TestHistoryFlags(t *testing.T) {
 }
 
 func TestParseID(t *testing.T) {
-	for in, want := range map[string]int64{"12": 12, "#7": 7} {
-		if got, err := parseID([]string{in}); err != nil || got != want {
-			t.Errorf("parseID(%q) = %d, %v; want %d", in, got, err, want)
+	for _, tt := range []struct {
+		in      string
+		id      int64
+		wantKey string
+	}{{"12", 12, ""}, {"#7", 7, ""}, {"1700000000000000000-42-1", 0, "1700000000000000000-42-1"}} {
+		if id, key, err := parseID([]string{tt.in}); err != nil || id != tt.id || key != tt.wantKey {
+			t.Errorf("parseID(%q) = %d, %q, %v; want %d, %q", tt.in, id, key, err, tt.id, tt.wantKey)
 		}
 	}
 	for _, in := range [][]string{nil, {"0"}, {"-3"}, {"x"}, {"1", "2"}} {
-		if _, err := parseID(in); err == nil {
+		if _, _, err := parseID(in); err == nil {
 			t.Errorf("parseID(%q) = nil error; want one", in)
 		}
 	}

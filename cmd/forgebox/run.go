@@ -164,7 +164,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 
 // report prints what the run left to say: the trace, the warnings, the
 // JSON result and why the command ended, if it did not exit by itself.
-func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.Result, j *judged, historyID *int64, historyWarnings []string) {
+func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.Result, j *judged, historyKey *string, historyWarnings []string) {
 	if f.trace {
 		var prev time.Duration
 		for _, ph := range res.Timeline {
@@ -178,7 +178,7 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 	e.historyWarnings(historyWarnings)
 	if f.jsonOut {
 		out := agent.FromResult(res)
-		out.HistoryID = historyID
+		out.HistoryKey = historyKey
 		out.Argv, out.Command, out.Cwd, out.Workspace = f.argvOrNil(argv), f.command, res.Cwd, res.Workspace
 		if f.trace {
 			out.Timeline = res.Timeline
@@ -267,7 +267,7 @@ func (e env) fail(f runFlags, err error) int {
 }
 
 // failed reports a run that did not happen, with its history record.
-func (e env) failed(f runFlags, info agent.Error, code int, historyID *int64, historyWarnings []string) int {
+func (e env) failed(f runFlags, info agent.Error, code int, historyKey *string, historyWarnings []string) int {
 	msg := info.Message
 	if info.Hint != "" {
 		msg += "; " + info.Hint
@@ -276,7 +276,7 @@ func (e env) failed(f runFlags, info agent.Error, code int, historyID *int64, hi
 	e.historyWarnings(historyWarnings)
 	if f.jsonOut {
 		out := agent.Failed(info, code)
-		out.HistoryID = historyID
+		out.HistoryKey = historyKey
 		out.Warnings = append(out.Warnings, historyWarnings...)
 		e.printJSON(out)
 	}
@@ -436,7 +436,7 @@ func (e env) refuse(f runFlags, argv []string, js *judgeSetup, j *judged, rec *r
 		out := agent.Failed(info, exitNotExecutable)
 		out.Argv, out.Command, out.Cwd, out.Workspace = f.argvOrNil(argv), f.command, js.ctx.Cwd, js.ctx.Workspace
 		out.Decision, out.Approval = j.decision, ap
-		out.HistoryID = id
+		out.HistoryKey = id
 		out.Warnings = append(append(out.Warnings, j.warnings...), hw...)
 		e.printJSON(out)
 	}
