@@ -15,11 +15,19 @@
 //     statement per write (Start, Finish and Record are one statement each;
 //     Prune deletes in batches). No transaction is held across a command.
 //   - Command lines, arguments, output, environment values and the decision
-//     and enforcement documents are redacted inside Start, Finish and Record
+//     and enforcement documents are redacted inside Start, Finish, Record and
+//     Spool.Write
 //     (well-known secret shapes and the values the caller names as secret),
 //     and bounded (256 KiB per field, head and tail kept). The database file
 //     is created 0600 in a 0700 directory; its -wal and -shm files, kept
 //     between processes, copy that mode.
+//   - A Spool takes runs without opening the database: one JSON file per
+//     run (0600, in PATH.spool, 0700), written through a temporary name and
+//     renamed; the running row is synced before the rename, the complete
+//     one not. Open ingests the spool before anything else (an upsert on
+//     the run's key, so concurrent ingesters leave one row per run), so a
+//     reader never misses a spooled run. A spool file that does not parse
+//     is renamed KEY.bad, with a warning, and never blocks Open.
 //   - A file that is not a database, or fails its quick check when opening
 //     fails, is moved aside (PATH.corrupt-YYYYMMDDTHHMMSS) and a new one
 //     started; Open says so. A busy, unreadable or newer-schema database is
