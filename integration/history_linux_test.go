@@ -442,16 +442,22 @@ func TestHistoryOff(t *testing.T) {
 		if v, ok := res.raw["history_key"]; r.code != 0 || !ok || v != nil {
 			t.Errorf("run --json --no-history: exit %d, history_key %v; want null", r.code, v)
 		}
-		if _, err := os.Stat(e.historyDB()); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("--no-history created the history database (%v)", err)
+		// A run writes its record to the spool next to the database;
+		// neither may exist.
+		for _, p := range []string{e.historyDB(), e.historyDB() + ".spool"} {
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("--no-history created %s (%v)", p, err)
+			}
 		}
 		e.write(filepath.Join(e.configHome(), "forgebox", "config.json"), `{"forgebox": {"history": {"enabled": false}}}`)
 		e.run([]string{"run", "--", "true"}) // --no-policy: the recorder reads the configuration itself
 		e.judged = true
 		e.run([]string{"run", "--", "true"})
 		e.run([]string{"run", "-c", "touch M; mkfs.ext4 /dev/sda"})
-		if _, err := os.Stat(e.historyDB()); !errors.Is(err, os.ErrNotExist) {
-			t.Errorf("enabled: false created the history database (%v)", err)
+		for _, p := range []string{e.historyDB(), e.historyDB() + ".spool"} {
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("enabled: false created %s (%v)", p, err)
+			}
 		}
 		// The agent writes the workspace: its configuration may only turn
 		// the history on.
