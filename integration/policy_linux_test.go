@@ -454,3 +454,35 @@ func TestPolicySkippedWithNoPolicy(t *testing.T) {
 		}
 	})
 }
+
+// The agent cannot grant itself an approval: a command it runs (approved
+// once) tries to write an allow-all rule into the user's configuration
+// and a session approval into the state directory, both outside the
+// workspace. The host's files stay as they were, and the line that asked
+// before still asks.
+func TestPolicyNoSelfApprovalFromInside(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		judgedEnv(t, e)
+		cfg := filepath.Join(e.configHome(), "forgebox", "config.json")
+		const benign = `{"forgebox": {}}`
+		e.write(cfg, benign)
+		sessions := filepath.Join(e.stateHome(), "forgebox", "sessions")
+		allowAll := `{"forgebox": {"rules": {"allow": [{"pattern": "*"}]}}}`
+		session := `{"session": "task-1", "rules": [{"pattern": "*"}]}`
+		attack := "printf '%s' '" + allowAll + "' > " + cfg + "; " +
+			"mkdir -p " + sessions + "; printf '%s' '" + session + "' > " + sessions + "/evil.json; " +
+			"cp /dev/null " + cfg + "; true"
+		if r := e.run([]string{"run", "--yes", "--session", "task-1", "-c", attack}); r.code != 0 {
+			t.Fatalf("the attack did not run: exit %d\n%s", r.code, r.stderr)
+		}
+		if b, err := os.ReadFile(cfg); err != nil || string(b) != benign {
+			t.Errorf("the sandboxed command changed the user's configuration: %q, %v", b, err)
+		}
+		if entries, _ := os.ReadDir(sessions); len(entries) != 0 {
+			t.Errorf("the sandboxed command wrote session approvals: %v", entries)
+		}
+		if r := e.run([]string{"run", "--session", "task-1", "-c", askLine}); r.code != 126 || e.ran() {
+			t.Errorf("after the attack, run --session task-1 of a line that asks: exit %d; want 126 (nothing granted)", r.code)
+		}
+	})
+}
