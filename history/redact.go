@@ -83,7 +83,7 @@ func (r *Redactor) String(s string) string {
 	for _, h := range hits {
 		line := s[h.start:h.end]
 		for i, ru := range r.rules {
-			if h.rules&^r.block&(1<<i) != 0 {
+			if h.rules&^r.block&(1<<i) != 0 && (ru.needs == "" || strings.ContainsAny(line, ru.needs)) {
 				line = ru.re().ReplaceAllString(line, ru.repl)
 			}
 		}

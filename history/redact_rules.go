@@ -23,6 +23,11 @@ type rule struct {
 	repl string
 	// block rules may span lines and run over the whole text.
 	block bool
+	// needs lists bytes one of which every match holds besides its
+	// trigger (the ':' or '=' of an assignment): a line with a trigger but
+	// none of them, such as the path /etc/passwd, costs no regexp, nor its
+	// compilation.
+	needs string
 }
 
 // redacted replaces every secret.
@@ -46,6 +51,11 @@ func shapeRules() []rule {
 		re := sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(pattern) })
 		return rule{name: name, triggers: triggers, re: re, repl: repl, block: block}
 	}
+	// needing is r for a rule whose matches all hold one of needs.
+	needing := func(needs string, ru rule) rule {
+		ru.needs = needs
+		return ru
+	}
 	return []rule{
 		r("private key block",
 			`-----BEGIN ([A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?)-----(?s:.*?)(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\z)`,
@@ -54,25 +64,25 @@ func shapeRules() []rule {
 		// Key and header forms run before the vendor shapes: the value goes
 		// whole, whatever its shape, and is not left half-redacted.
 		// Header forms keep the scheme word: "Authorization: Bearer [REDACTED]".
-		r("authorization header",
+		needing(":=", r("authorization header",
 			`(?i)(authorization["']?[ \t]*[:=][ \t]*["']?(?:(?:bearer|basic|token|bot|digest|negotiate|aws4-hmac-sha256)[ \t]+)?)[^"'\r\n]+`,
-			"${1}"+redacted, false, "authorization"),
-		r("bearer token", `\b((?i:bearer)[ \t]+)[A-Za-z0-9\-._~+/]{16,}=*`, "${1}"+redacted, false, "bearer"),
-		r("cookie header", `(?i)(\b(?:set-)?cookie[ \t]*:[ \t]*)[^\r\n"']+`, "${1}"+redacted, false, "cookie"),
+			"${1}"+redacted, false, "authorization")),
+		needing(" \t", r("bearer token", `\b((?i:bearer)[ \t]+)[A-Za-z0-9\-._~+/]{16,}=*`, "${1}"+redacted, false, "bearer")),
+		needing(":", r("cookie header", `(?i)(\b(?:set-)?cookie[ \t]*:[ \t]*)[^\r\n"']+`, "${1}"+redacted, false, "cookie")),
 
 		// KEY=value, key: value, "key": "value", ?token=..., &api_key=...
-		r("secret assignment",
+		needing(":=", r("secret assignment",
 			`(?i)([a-z0-9_.\-]*`+secretKey+`[a-z0-9_\-]*["']?[ \t]*[:=][ \t]*)`+quotedValue,
 			"${1}${2}${3}"+redacted+"${2}${3}", false,
 			"password", "passwd", "passphrase", "secret", "token", "api_key", "api-key", "apikey",
-			"access_key", "access-key", "accesskey", "private_key", "private-key", "privatekey", "credential"),
+			"access_key", "access-key", "accesskey", "private_key", "private-key", "privatekey", "credential")),
 		// Signed URLs (S3 presigned, Azure SAS) carry the credential in sig=.
-		r("url signature", `(?i)([?&](?:sig|signature|x-amz-signature)=)[^\s&"'#]+`, "${1}"+redacted, false, "sig"),
+		needing("=", r("url signature", `(?i)([?&](?:sig|signature|x-amz-signature)=)[^\s&"'#]+`, "${1}"+redacted, false, "sig")),
 		// --password VALUE on a command line.
-		r("secret flag",
+		needing(" \t", r("secret flag",
 			`(?i)((?:^|\s)--?[a-z0-9\-]*`+secretKey+`[ \t]+)(?:(")[^"\r\n]*"|(')[^'\r\n]*'|[^\s"'\-\[][^\s]*)`,
 			"${1}${2}${3}"+redacted+"${2}${3}", false,
-			"password", "passwd", "passphrase", "secret", "token", "api-key", "apikey"),
+			"password", "passwd", "passphrase", "secret", "token", "api-key", "apikey")),
 
 		r("aws access key id", `\b(AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b`, "${1}"+redacted, false,
 			"akia", "asia", "abia", "acca"),
@@ -95,7 +105,7 @@ func shapeRules() []rule {
 		// URL userinfo, after the vendor shapes so that a known token keeps
 		// its prefix: keep the user, hide the password; a long user alone is a
 		// token (https://TOKEN@host).
-		r("url password", `(?i)\b([a-z][a-z0-9+.\-]*://[^\s/:@]+:)[^\s/]*@`, "${1}"+redacted+"@", false, "://"),
-		r("url token", `(?i)\b([a-z][a-z0-9+.\-]*://)[A-Za-z0-9_\-.~%]{20,}@`, "${1}"+redacted+"@", false, "://"),
+		needing("@", r("url password", `(?i)\b([a-z][a-z0-9+.\-]*://[^\s/:@]+:)[^\s/]*@`, "${1}"+redacted+"@", false, "://")),
+		needing("@", r("url token", `(?i)\b([a-z][a-z0-9+.\-]*://)[A-Za-z0-9_\-.~%]{20,}@`, "${1}"+redacted+"@", false, "://")),
 	}
 }
