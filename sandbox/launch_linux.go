@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -61,13 +62,19 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 		c.abort()
 		return nil, err
 	}
-	res, err := c.finish(ctx, spec, p, pl, tl)
+	var once sync.Once
+	launched := func(e Enforced) {
+		if st.Launched != nil {
+			once.Do(func() { st.Launched(e) })
+		}
+	}
+	res, err := c.finish(ctx, spec, p, pl, tl, launched)
 	var un *UnavailableError
 	if errors.As(err, &un) && spec.BestEffort {
 		p.unisolated(un.Reason)
 		p.warnings = append(p.warnings, fmt.Sprintf("running WITHOUT a sandbox: %s", un.Error()))
 		if c, err = spawn(pl, &p.child, tl); err == nil {
-			res, err = c.finish(ctx, spec, p, pl, tl)
+			res, err = c.finish(ctx, spec, p, pl, tl, launched)
 		}
 	}
 	// The group is measured and removed while the protected paths are
@@ -241,7 +248,7 @@ func (c *child) abort() {
 
 // finish sends the command and its view, supervises the run and collects
 // how it ended.
-func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing, tl *timeline) (*Result, error) {
+func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing, tl *timeline, launched func(Enforced)) (*Result, error) {
 	if c.conn == nil {
 		c.abort()
 		return nil, &SetupError{Step: "start", Message: "cannot talk to the sandbox child"}
@@ -263,6 +270,9 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	}
 	writeErr := c.conn.writeWithFDs(view, fds)
 	tl.mark("view sent")
+	if writeErr == nil {
+		launched(p.enforced)
+	}
 
 	begin := time.Now()
 	e := c.supervise(ctx, spec.Timeout, pl, tl)

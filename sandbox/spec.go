@@ -127,6 +127,13 @@ type Streams struct {
 	// SIGHUP, SIGQUIT); if it has not exited after Spec.Grace the tree is
 	// killed. A second SIGINT or SIGTERM kills it at once.
 	Signals <-chan os.Signal
+	// Launched, when set, is called once forgebox's own share of the
+	// launch is done and the sandbox is starting the command (which may
+	// not have started yet), with what the sandbox enforces: from then on
+	// forgebox mostly waits, so work that must not slow the launch can
+	// begin. It is not called when the launch failed before that point.
+	// It must return quickly.
+	Launched func(Enforced)
 }
 
 // HandsOver reports whether an output stream would reach the command as
