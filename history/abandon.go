@@ -4,8 +4,6 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"os"
-	"path/filepath"
 )
 
 // markAbandoned finds running rows whose forgebox process is gone (another
@@ -32,8 +30,8 @@ func (s *Store) markAbandoned(ctx context.Context) (string, error) {
 			rows.Close()
 			return "", fmt.Errorf("find running history rows: %w", err)
 		}
-		// A row whose spool file is still there is the spool's to settle:
-		// its process may have completed the file since Ingest read it.
+		// A row the spool still holds running is the spool's to settle:
+		// its process may have completed it there since Ingest read it.
 		if key != "" && s.spooled(key) {
 			continue
 		}
@@ -58,15 +56,9 @@ func (s *Store) markAbandoned(ctx context.Context) (string, error) {
 	return fmt.Sprintf("marked %d run(s) abandoned: the forgebox process that ran them is gone", n), nil
 }
 
-// spooled reports whether the spool still holds the run with this key.
-func (s *Store) spooled(key string) bool {
-	for _, suffix := range []string{runningSuffix, completeSuffix} {
-		if _, err := os.Lstat(filepath.Join(spoolDir(s.path), key+suffix)); err == nil {
-			return true
-		}
-	}
-	return false
-}
+// spooled reports whether the spool still holds the run with this key
+// running: its process may complete it there since Ingest read it.
+func (s *Store) spooled(key string) bool { return s.live[key] }
 
 // gone reports whether the process that wrote a running row no longer runs.
 func (s *Store) gone(pid int, start int64, boot string) bool {

@@ -21,13 +21,17 @@
 //     and bounded (256 KiB per field, head and tail kept). The database file
 //     is created 0600 in a 0700 directory; its -wal and -shm files, kept
 //     between processes, copy that mode.
-//   - A Spool takes runs without opening the database: one JSON file per
-//     run (0600, in PATH.spool, 0700), written through a temporary name and
-//     renamed; the running row is synced before the rename, the complete
-//     one not. Open ingests the spool before anything else (an upsert on
-//     the run's key, so concurrent ingesters leave one row per run), so a
-//     reader never misses a spooled run. A spool file that does not parse
-//     is renamed KEY.bad, with a warning, and never blocks Open.
+//   - A Spool takes runs without opening the database: JSON lines appended
+//     to a journal (0600, in PATH.spool, 0700), a run's running row when it
+//     starts and its completion when it ends, each in one write to a file
+//     its writer holds open under a shared lock. Writes are not synced; a
+//     caller syncs a long run's running row (Spool.Sync). Open ingests the
+//     spool before anything else: it takes the journal, upserts every run
+//     of it on the run's key (so concurrent ingesters leave one row per
+//     run), and removes a taken journal only once no writer holds it, so
+//     a reader never misses a spooled run. A line that does not decode is
+//     skipped with a warning and its journal kept aside (.bad); it never
+//     blocks Open.
 //   - A file that is not a database, or fails its quick check when opening
 //     fails, is moved aside (PATH.corrupt-YYYYMMDDTHHMMSS) and a new one
 //     started; Open says so. A busy, unreadable or newer-schema database is

@@ -49,6 +49,9 @@ type Store struct {
 	pid      int
 	pidStart int64
 	bootID   string
+	// live holds the keys of the runs the last Ingest left running in the
+	// spool: their processes may still complete them there.
+	live map[string]bool
 }
 
 // DefaultPath returns $FORGEBOX_HISTORY_DB, else

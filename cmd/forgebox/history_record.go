@@ -8,8 +8,10 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/forgebox/forgebox/agent"
@@ -31,19 +33,33 @@ const (
 )
 
 // recorder writes one run to the history without slowing the run down:
-// the run goes to the history's spool (a JSON file, see history.Spool),
+// the run goes to the history's spool (a journal of JSON lines, see
+// history.Spool),
 // not to SQLite, whose open and insert cost milliseconds of CPU on a
-// machine busy launching the sandbox. A goroutine beside the judge and the
-// launch writes the running row; the complete row replaces it once the
-// command ended. Every so often that goroutine also moves the spool into
-// the database, while the command runs. Every history failure becomes a warning: the command's
-// outcome never depends on its record. A nil *recorder records nothing.
+// machine busy launching the sandbox. A goroutine gathers the row's facts
+// beside the judge and writes the running row once forgebox's share of the
+// launch is done (Streams.Launched), so that it takes no CPU from the
+// launch; the complete row replaces it once the command ended. A command
+// that ended before its running row was written gets only the complete
+// row. A run still going after durableAfter has its running row synced to
+// disk. Every so often the goroutine also moves the spool into the
+// database, while the command runs. Every history failure becomes a
+// warning: the command's outcome never depends on its record. A nil
+// *recorder records nothing.
 type recorder struct {
 	row *history.Run // the background goroutine's until ready is closed
 	// verdicts carries the judge's word to the background goroutine.
 	verdicts chan verdict
 	ready    chan struct{}
 	sent     bool
+	// launched is closed when the launch leaves forgebox's hands, ending
+	// when the run is over (complete): the running row waits for one.
+	launched, ending       chan struct{}
+	launchOnce, endingOnce sync.Once
+	// enforced is what the sandbox enforces, as the launch reported it
+	// (set before launched is closed); nil when it did not.
+	enforced *sandbox.Enforced
+	synced   chan error // the running row's sync, if it failed
 
 	// Set by the background goroutine before ready is closed.
 	spool    *history.Spool
@@ -78,7 +94,10 @@ func (e env) startRecorder(f runFlags, args []string, spec sandbox.Spec) *record
 	if f.noHistory {
 		return nil
 	}
-	r := &recorder{verdicts: make(chan verdict, 1), ready: make(chan struct{})}
+	r := &recorder{
+		verdicts: make(chan verdict, 1), ready: make(chan struct{}),
+		launched: make(chan struct{}), ending: make(chan struct{}), synced: make(chan error, 1),
+	}
 	go r.background(f, args, spec)
 	return r
 }
@@ -121,27 +140,82 @@ func (r *recorder) background(f runFlags, args []string, spec sandbox.Spec) {
 		return
 	}
 	sp, err := history.OpenSpool(path, historyOptions(redact))
-	if err == nil {
-		err = sp.Write(row)
-	}
 	if err != nil {
 		r.warn("%v; this run is not recorded", err)
 		return
 	}
-	r.spool, r.row = sp, row
-	// The spool is moved into the database once it holds ingestEvery
-	// runs, by a run that has a command running meanwhile; retention is
-	// checked then too. Readers ingest whatever is left when they open.
-	if v.status == history.StatusRunning {
-		if n, err := sp.Len(); err == nil && n >= ingestEvery {
-			r.startIngest(path, redact)
+	running := v.status == history.StatusRunning
+	if running {
+		select {
+		case <-r.launched:
+		case <-r.ending:
 		}
+		select {
+		case <-r.ending:
+			// Over already: complete writes the whole row at once.
+			r.spool, r.row = sp, row
+			return
+		default:
+		}
+		if b, err := json.Marshal(r.enforced); err == nil && r.enforced != nil {
+			row.Enforced = b
+		}
+	}
+	if err := sp.Write(row); err != nil {
+		r.warn("%v; this run is not recorded", err)
+		return
+	}
+	r.spool, r.row = sp, row
+	if !running {
+		return
+	}
+	go r.makeDurable(sp, row.Key)
+	// The spool is moved into the database once its journal holds
+	// ingestAt bytes, by a run that has a command running meanwhile;
+	// retention is checked then too. Readers ingest whatever is left when
+	// they open.
+	if n, err := sp.Pending(); err == nil && n >= ingestAt {
+		r.startIngest(path, redact)
 	}
 }
 
-// ingestEvery is how many spooled runs make a run ingest the spool: one
-// open of the database, and one transaction, per that many runs.
-const ingestEvery = 64
+// durableAfter is how long a run goes on before its running row is
+// synced to disk. A run that ends sooner gets its complete row, which,
+// like a commit under synchronous=NORMAL, survives a crash of forgebox but
+// not a power cut; so does its running row until then. Syncing every run
+// at its start cost the launch 0.2 ms here, and a run that waits for a
+// sync in flight when it ends pays up to a few ms more.
+const durableAfter = 50 * time.Millisecond
+
+// makeDurable syncs the running row with this key to disk once the run
+// has lasted durableAfter, unless it ended first.
+func (r *recorder) makeDurable(sp *history.Spool, key string) {
+	t := time.NewTimer(durableAfter)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		if err := sp.Sync(key); err != nil {
+			r.synced <- err
+		}
+	case <-r.ending:
+	}
+}
+
+// launch is Streams.Launched: the launch left forgebox's hands, and the
+// sandbox enforces e.
+func (r *recorder) launch(e sandbox.Enforced) {
+	if r != nil {
+		r.launchOnce.Do(func() {
+			r.enforced = &e
+			close(r.launched)
+		})
+	}
+}
+
+// ingestAt is the size of the spool's journal at which a run ingests it:
+// one open of the database, and one transaction, per ~50 runs (a run
+// takes 4-6 KiB: its running row and its completion).
+const ingestAt = 256 << 10
 
 // historyOptions open the history; the store redacts what it writes with
 // redact, and marks a running row abandoned once its forgebox is gone.
@@ -265,7 +339,16 @@ func (r *recorder) waitReady(deadline time.Time) bool {
 // res holds its output (see Streams.Keep). It returns the row's key, nil
 // when the run is not recorded, and the history's warnings.
 func (r *recorder) finish(res *sandbox.Result, kept bool) (*string, []string) {
-	return r.complete(func(row *history.Run, end time.Time) { completeRow(row, res, end, kept) })
+	return r.complete(func(row *history.Run, end time.Time) {
+		completeRow(row, res, end, kept)
+		// The running row holds what the launch reported; the encoding
+		// is redone only if the sandbox changed it since (--best-effort).
+		if row.Enforced == nil || r.enforced == nil || !reflect.DeepEqual(*r.enforced, res.Enforced) {
+			if b, err := json.Marshal(res.Enforced); err == nil {
+				row.Enforced = b
+			}
+		}
+	})
 }
 
 // failed completes the row of a run forgebox could not start: its exit
@@ -286,6 +369,7 @@ func (r *recorder) complete(fill func(*history.Run, time.Time)) (*string, []stri
 		r.skip()
 		return nil, nil
 	}
+	r.endingOnce.Do(func() { close(r.ending) })
 	deadline := time.Now().Add(historyTimeout)
 	if !r.waitReady(deadline) {
 		return nil, []string{"history: the spool did not answer in time; this run is not recorded"}
@@ -302,6 +386,11 @@ func (r *recorder) complete(fill func(*history.Run, time.Time)) (*string, []stri
 		row.DurationMS = &d
 	}
 	// Same key: the complete row replaces the running one.
+	select {
+	case err := <-r.synced:
+		warnings = append(warnings, fmt.Sprintf("history: sync the running row: %v", err))
+	default:
+	}
 	if err := r.spool.Write(row); err != nil {
 		warnings = append(warnings, fmt.Sprintf("history: complete run %s: %v", row.Key, err))
 	}
@@ -443,9 +532,6 @@ func completeRow(row *history.Run, res *sandbox.Result, end time.Time, kept bool
 	code := res.ExitCode
 	row.ExitCode = &code
 	row.Signal, row.TimedOut, row.OOMKilled = res.Signal, res.TimedOut, res.OOMKilled
-	if b, err := json.Marshal(res.Enforced); err == nil {
-		row.Enforced = b
-	}
 	row.OutputKept = kept
 	if kept {
 		var cut bool

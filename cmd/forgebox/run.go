@@ -114,6 +114,9 @@ func (e env) run(args []string) int {
 	sigs := make(chan os.Signal, 4)
 	go signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
 	st.Signals = sigs
+	if rec != nil {
+		st.Launched = rec.launch
+	}
 
 	res, err := sandbox.Run(context.Background(), spec, st)
 	if err != nil {
