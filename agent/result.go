@@ -18,6 +18,8 @@ type RunResult struct {
 	ExitCode  int      `json:"exit_code"`
 	Signal    *string  `json:"signal"`
 	TimedOut  bool     `json:"timed_out"`
+	// IdleTimedOut: the timeout was --idle-timeout (timed_out is true too).
+	IdleTimedOut bool `json:"idle_timed_out,omitempty"`
 	// OOMKilled: the kernel's OOM killer stopped the command (or a process
 	// of its tree) at the memory limit; the exit code is then 137.
 	OOMKilled  bool    `json:"oom_killed"`
@@ -99,10 +101,11 @@ func Failed(e Error, exitCode int) RunResult {
 // FromResult renders a finished run.
 func FromResult(r *sandbox.Result) RunResult {
 	out := RunResult{
-		ExitCode:   r.ExitCode,
-		TimedOut:   r.TimedOut,
-		DurationMS: float64(r.Duration.Microseconds()) / 1000,
-		OOMKilled:  r.OOMKilled,
+		ExitCode:     r.ExitCode,
+		TimedOut:     r.TimedOut,
+		IdleTimedOut: r.IdleTimedOut,
+		DurationMS:   float64(r.Duration.Microseconds()) / 1000,
+		OOMKilled:    r.OOMKilled,
 		Usage: &Usage{
 			UserMS:      float64(r.Usage.UserTime.Microseconds()) / 1000,
 			SystemMS:    float64(r.Usage.SystemTime.Microseconds()) / 1000,

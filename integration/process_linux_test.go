@@ -1,6 +1,7 @@
 package integration
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -47,6 +48,52 @@ func TestTimeoutKillsTheTree(t *testing.T) {
 			for _, m := range markers {
 				noProcesses(t, m)
 			}
+		}
+	})
+}
+
+// --idle-timeout kills a command that went quiet, whether its output is
+// captured (--json) or handed to a file, and spares one that keeps
+// printing for longer than the idle period in all.
+func TestIdleTimeout(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		m := marker()
+		quiet := "echo a; sleep 0.3; echo b; sleep " + m
+		begin := time.Now()
+		r := e.run([]string{"run", "--json", "--idle-timeout", "1s", "-c", quiet})
+		took := time.Since(begin)
+		var res struct {
+			ExitCode     int    `json:"exit_code"`
+			TimedOut     bool   `json:"timed_out"`
+			IdleTimedOut bool   `json:"idle_timed_out"`
+			Stdout       string `json:"stdout"`
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+			t.Fatalf("--json: %v\nstdout: %s", err, r.stdout)
+		}
+		if res.ExitCode != 124 || !res.TimedOut || !res.IdleTimedOut || res.Stdout != "a\nb\n" {
+			t.Errorf("quiet command: %+v; want exit 124, timed out for idleness, output a b", res)
+		}
+		if took < 1300*time.Millisecond || took > 8*time.Second {
+			t.Errorf("quiet command: the run took %v; want about 1.3 s", took)
+		}
+		noProcesses(t, m)
+
+		// Handed over: stdout is a file, which forgebox then copies.
+		out := filepath.Join(t.TempDir(), "out")
+		f, err := os.Create(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = e.run([]string{"run", "--idle-timeout", "1s", "-c", quiet}, func(c *exec.Cmd) { c.Stdout = f })
+		f.Close()
+		if got, _ := os.ReadFile(out); r.code != 124 || string(got) != "a\nb\n" || !strings.Contains(r.stderr, "--idle-timeout") {
+			t.Errorf("handed-over stdout: exit %d, file %q, stderr %q; want 124, a b, a message naming --idle-timeout", r.code, got, r.stderr)
+		}
+
+		busy := "for i in 1 2 3 4 5 6 7 8; do echo $i; sleep 0.2; done"
+		if r := e.run([]string{"run", "--idle-timeout", "1s", "-c", busy}); r.code != 0 || !strings.HasSuffix(r.stdout, "8\n") {
+			t.Errorf("busy command: exit %d, stdout %q; want 0 and all 8 lines", r.code, r.stdout)
 		}
 	})
 }

@@ -29,7 +29,7 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 		return nil, &UnavailableError{Layer: "sandbox child", Reason: "this forgebox was built without cgo"}
 	}
 	tl := &timeline{start: monotonicNow()}
-	pl, err := newPlumbing(st)
+	pl, err := newPlumbing(st, spec.IdleTimeout > 0)
 	if err != nil {
 		return nil, fmt.Errorf("connect standard streams: %w", err)
 	}
@@ -275,7 +275,7 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	}
 
 	begin := time.Now()
-	e := c.supervise(ctx, spec.Timeout, pl, tl)
+	e := c.supervise(ctx, spec.Timeout, spec.IdleTimeout, pl, tl)
 	if err := e.failure(p.argv[0], writeErr, c.sup.killed); err != nil {
 		return nil, err
 	}
@@ -284,7 +284,7 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	pl.close()
 	tl.mark("output drained")
 
-	res := &Result{Duration: time.Since(begin), Enforced: p.enforced, Warnings: slices.Clone(p.warnings), TimedOut: e.timedOut,
+	res := &Result{Duration: time.Since(begin), Enforced: p.enforced, Warnings: slices.Clone(p.warnings), TimedOut: e.timedOut, IdleTimedOut: e.idle,
 		Withheld: p.withheld, Cwd: p.child.Cwd, Workspace: p.workspace}
 	res.Stdout, res.Stderr = pl.captured()
 	switch {
@@ -316,16 +316,18 @@ type ending struct {
 	status   *unix.WaitStatus // stage 0 was reaped
 	ready    bool             // the command was started
 	timedOut bool
+	idle     bool // the timeout was the idle one
 }
 
-// supervise relays signals, enforces the timeout and the grace period, and
+// supervise relays signals, enforces the timeouts and the grace period, and
 // waits for the end: PID 1 reports the exit only once every process of the
 // sandbox is dead and the output streams are closed. Without a report, the
 // run ends when stage 0 is reaped and the socket closed.
-func (c *child) supervise(ctx context.Context, limit time.Duration, pl *plumbing, tl *timeline) ending {
+func (c *child) supervise(ctx context.Context, limit, idle time.Duration, pl *plumbing, tl *timeline) ending {
 	var (
 		e       ending
 		timeout <-chan time.Time
+		quiet   <-chan time.Time
 		drain   <-chan time.Time
 		eof     bool
 		events  = c.events
@@ -336,6 +338,13 @@ func (c *child) supervise(ctx context.Context, limit time.Duration, pl *plumbing
 		t := time.NewTimer(limit)
 		defer t.Stop()
 		timeout = t.C
+	}
+	if idle > 0 {
+		// Checked a few times per idle period: the kill comes at most a
+		// quarter period late.
+		t := time.NewTicker(max(idle/4, time.Millisecond))
+		defer t.Stop()
+		quiet = t.C
 	}
 	for e.exit == nil && (e.status == nil || !eof) {
 		select {
@@ -348,6 +357,7 @@ func (c *child) supervise(ctx context.Context, limit time.Duration, pl *plumbing
 				c.sup.ready(ev.pidfd)
 				tl.marks = append(tl.marks, ev.marks...)
 				tl.mark("ready received")
+				pl.lastOutput.Store(time.Now().UnixNano()) // the idle clock starts with the command
 				pl.started(ev.master)
 			case ev.typ == msgError:
 				e.setup = ev.setup
@@ -358,15 +368,20 @@ func (c *child) supervise(ctx context.Context, limit time.Duration, pl *plumbing
 		case ws := <-exited:
 			c.reaped = true
 			tl.mark("child reaped")
-			e.status, exited, timeout = &ws, nil, nil
+			e.status, exited, timeout, quiet = &ws, nil, nil, nil
 			// PID 1 closes the socket as it dies; a last message may
 			// still be in flight, but never wait long for it.
 			drain = time.After(time.Second)
 		case <-drain:
 			eof = true
 		case <-timeout:
-			e.timedOut, timeout = true, nil
+			e.timedOut, timeout, quiet = true, nil, nil
 			c.sup.terminate(unix.SIGTERM)
+		case <-quiet:
+			if e.ready && time.Since(time.Unix(0, pl.lastOutput.Load())) >= idle {
+				e.timedOut, e.idle, timeout, quiet = true, true, nil, nil
+				c.sup.terminate(unix.SIGTERM)
+			}
 		case sig := <-pl.s.Signals:
 			if s, ok := sig.(syscall.Signal); ok {
 				c.sup.forward(s)

@@ -16,6 +16,8 @@ type Result struct {
 	// Signal names the signal that killed the command ("SIGKILL"), if any.
 	Signal   string
 	TimedOut bool
+	// IdleTimedOut: the timeout was Spec.IdleTimeout (TimedOut is set too).
+	IdleTimedOut bool
 	// OOMKilled: the kernel's OOM killer killed a process of the tree at
 	// the memory limit (Enforced.Limits.Memory).
 	OOMKilled bool

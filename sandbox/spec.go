@@ -85,6 +85,11 @@ type Spec struct {
 
 	// Timeout kills the whole tree after this long; zero means none.
 	Timeout time.Duration
+	// IdleTimeout kills the whole tree once the command has printed
+	// nothing for this long (a prompt waiting for input that will never
+	// come, a hung download); zero means none. Its output then passes
+	// through forgebox even where it would be handed over.
+	IdleTimeout time.Duration
 	// Grace is how long a command may take to exit after a forwarded
 	// SIGINT or SIGTERM (or a timeout) before the tree is killed.
 	Grace time.Duration

@@ -6,7 +6,9 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -28,20 +30,25 @@ type plumbing struct {
 	finish  []func() error // limited streams flush their tails
 
 	out, errs *headTail // captured output
+	// watch makes output pass through forgebox, which notes when it last
+	// saw some (lastOutput, Unix nanoseconds): for Spec.IdleTimeout.
+	watch      bool
+	lastOutput atomic.Int64
 
 	restore func()
 	winch   chan os.Signal
 	stop    chan struct{}
 }
 
-func newPlumbing(s Streams) (*plumbing, error) {
+func newPlumbing(s Streams, watch bool) (*plumbing, error) {
 	if s.MaxOutput <= 0 && s.Capture {
 		s.MaxOutput = DefaultMaxOutput
 	}
 	if err := checkStreams(s); err != nil {
 		return nil, err
 	}
-	p := &plumbing{s: s, pty: s.PTY, stop: make(chan struct{})}
+	p := &plumbing{s: s, pty: s.PTY, stop: make(chan struct{}), watch: watch}
+	p.lastOutput.Store(time.Now().UnixNano())
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
@@ -110,7 +117,7 @@ func (p *plumbing) output(fd int, dst *os.File, capture **headTail) error {
 		p.child[fd] = p.null
 		return nil
 	}
-	if !s.Capture && !isTerminal(dst) && s.MaxOutput <= 0 && s.Keep <= 0 {
+	if !s.Capture && !isTerminal(dst) && s.MaxOutput <= 0 && s.Keep <= 0 && !p.watch {
 		p.child[fd] = dst
 		return nil
 	}
@@ -149,6 +156,9 @@ func (p *plumbing) copy(w io.Writer, r *os.File) {
 		for {
 			n, err := r.Read(buf)
 			if n > 0 {
+				if p.watch {
+					p.lastOutput.Store(time.Now().UnixNano())
+				}
 				w.Write(buf[:n]) // keep draining even if the caller's side broke
 			}
 			if err != nil {

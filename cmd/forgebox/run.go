@@ -35,7 +35,7 @@ sockets and (by default) no network. Flags:
 type runFlags struct {
 	command, shell, workspace, profile, network string
 	rw, ro, hide, env                           listFlag
-	timeout, grace                              durationFlag
+	timeout, idleTimeout, grace                 durationFlag
 	maxOutput                                   sizeFlag
 	memory, pids                                limitFlag
 	cpus                                        cpuFlag
@@ -151,6 +151,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.StringVar(&f.network, "net", "none", "`MODE`: none (own loopback, TCP refused), loopback (own loopback, TCP allowed there) or host")
 	fs.Var(&f.env, "env", "pass host variable `NAME`, or set NAME=VALUE (repeatable)")
 	fs.Var(&f.timeout, "timeout", "kill the whole process tree after `DURATION` and exit 124")
+	fs.Var(&f.idleTimeout, "idle-timeout", "kill the whole process tree once the command printed nothing for `DURATION`, and exit 124")
 	fs.Var(&f.grace, "grace", "after SIGINT/SIGTERM or a timeout, wait `DURATION` before killing (default 2s)")
 	fs.Var(&f.maxOutput, "max-output", "keep at most `SIZE` of each output stream, head and tail (default 1MiB with --json)")
 	fs.Var(&f.memory, "memory", "cap the memory of the command's tree, swap included, at `SIZE` (e.g. 2G), or none (default: half the RAM, at most 8GiB)")
@@ -198,6 +199,8 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 			humanBytes(res.Enforced.Limits.Memory.Value))
 	}
 	switch {
+	case res.IdleTimedOut:
+		e.errorf("the command printed nothing for %v (--idle-timeout); its process tree was killed", spec.IdleTimeout)
 	case res.TimedOut:
 		e.errorf("the command timed out after %v; its process tree was killed", spec.Timeout)
 	case res.Signal != "" && !f.jsonOut && !res.OOMKilled:
@@ -229,7 +232,7 @@ func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
 		ReadWrite: f.rw, ReadOnly: f.ro, Hide: f.hide,
 		Profile: profile, Network: network,
 		Environ: os.Environ(), Home: home,
-		Timeout: f.timeout.d, Grace: f.grace.d,
+		Timeout: f.timeout.d, IdleTimeout: f.idleTimeout.d, Grace: f.grace.d,
 		Limits:     sandbox.Limits{MemoryBytes: f.memory.n, Pids: f.pids.n, CPUs: f.cpus.f},
 		BestEffort: f.bestEffort,
 	}
