@@ -28,6 +28,18 @@ func (a Action) String() string {
 // MarshalText renders the action as its name.
 func (a Action) MarshalText() ([]byte, error) { return []byte(a.String()), nil }
 
+// UnmarshalText reads an action's name, so that a decision printed by
+// forgebox (run --json, check --json) reads back.
+func (a *Action) UnmarshalText(b []byte) error {
+	for _, c := range []Action{Allow, Ask, Deny} {
+		if string(b) == c.String() {
+			*a = c
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown action %q", b)
+}
+
 // Category says what kind of thing a command does.
 type Category int
 
@@ -55,6 +67,17 @@ func (c Category) String() string {
 // MarshalText renders the category as its name.
 func (c Category) MarshalText() ([]byte, error) { return []byte(c.String()), nil }
 
+// UnmarshalText reads a category's name.
+func (c *Category) UnmarshalText(b []byte) error {
+	for i, n := range categoryNames {
+		if string(b) == n {
+			*c = Category(i)
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown category %q", b)
+}
+
 // Level is the band a risk score falls in.
 type Level int
 
@@ -72,6 +95,17 @@ func (l Level) String() string { return fmt.Sprintf("R%d", int(l)) }
 
 // MarshalText renders the level as R0..R4.
 func (l Level) MarshalText() ([]byte, error) { return []byte(l.String()), nil }
+
+// UnmarshalText reads R0..R4.
+func (l *Level) UnmarshalText(b []byte) error {
+	for v := R0; v <= R4; v++ {
+		if string(b) == v.String() {
+			*l = v
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown level %q", b)
+}
 
 // Scope is how long an approval lasts.
 type Scope int
@@ -94,6 +128,15 @@ func (s Scope) String() string {
 
 // MarshalText renders the scope as its name.
 func (s Scope) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText reads once, session or always.
+func (s *Scope) UnmarshalText(b []byte) error {
+	v, err := ParseScope(string(b))
+	if err == nil {
+		*s = v
+	}
+	return err
+}
 
 // ParseScope reads once, session or always.
 func ParseScope(s string) (Scope, error) {
