@@ -1,0 +1,165 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/forgebox/forgebox/policy"
+)
+
+// Backend is the run path the server shares with the command line: it
+// judges, runs, approves and records exactly as forgebox run, check and
+// policy approve do, with the settings the server was started with. The
+// server adds only what a model needs: tools, approvals through the
+// client, and results shaped for a model.
+type Backend interface {
+	// Run runs one command through forgebox run and returns what
+	// forgebox run --json printed.
+	Run(ctx context.Context, r RunRequest) (RunResult, error)
+	// Check judges a command as forgebox run would in r.Dir.
+	Check(ctx context.Context, r Target) (*policy.Decision, error)
+	// Approve records a person's approval of a command for the server's
+	// session (policy.Session) or for good (policy.Always).
+	Approve(ctx context.Context, r Target, scope policy.Scope) error
+}
+
+// Target is a command to judge: a line, or a program and its arguments,
+// and the directory it would start in.
+type Target struct {
+	Line string
+	Argv []string
+	Dir  string
+}
+
+// RunRequest is one command for Backend.Run.
+type RunRequest struct {
+	Target
+	Timeout, IdleTimeout time.Duration
+	// Yes: a person approved this command, once.
+	Yes bool
+	// Env sets variables for the command (NAME=VALUE).
+	Env []string
+}
+
+// Config fixes what the server's tools may do. The model reaches only the
+// tools' arguments: the workspace, the sandbox's settings and the policy
+// come from the person who started the server.
+type Config struct {
+	Workspace string // absolute, symbolic links resolved
+	Version   string
+	SessionID string // the server's history and approval session
+	Backend   Backend
+
+	// DefaultTimeout is a command's timeout when the model gives none;
+	// MaxTimeout caps what it gives. IdleTimeout ends a command that
+	// printed nothing for that long.
+	DefaultTimeout, MaxTimeout, IdleTimeout time.Duration
+
+	// ApproveHint is how a person approves a command outside the client,
+	// shown when the client cannot ask them: a command line with %s for
+	// the quoted command.
+	ApproveHint string
+}
+
+// Defaults of Config.
+const (
+	DefaultTimeout     = 2 * time.Minute
+	DefaultMaxTimeout  = 10 * time.Minute
+	DefaultIdleTimeout = 60 * time.Second
+)
+
+// server holds the tools' state.
+type server struct {
+	c       Config
+	pending pending
+}
+
+// NewServer returns the MCP server with forgebox's tools.
+func NewServer(c Config) (*mcp.Server, error) {
+	if c.Backend == nil || !filepath.IsAbs(c.Workspace) {
+		return nil, errors.New("agent: a server needs a backend and an absolute workspace")
+	}
+	if c.DefaultTimeout <= 0 {
+		c.DefaultTimeout = DefaultTimeout
+	}
+	if c.MaxTimeout <= 0 {
+		c.MaxTimeout = DefaultMaxTimeout
+	}
+	if c.DefaultTimeout > c.MaxTimeout {
+		c.DefaultTimeout = c.MaxTimeout
+	}
+	s := &server{c: c}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "forgebox", Title: "forgebox: sandboxed shell", Version: c.Version},
+		&mcp.ServerOptions{Instructions: s.instructions()})
+	s.addShellTools(srv)
+	return srv, nil
+}
+
+func (s *server) instructions() string {
+	return fmt.Sprintf(`forgebox runs your commands in a sandbox: the workspace %s is writable, the rest of the system read-only, secrets hidden, the network %s.
+Every command is judged by a policy first: it is allowed, denied (the result says why), or needs a person's approval (you will be told; do not try to work around it).
+Use run_shell_command for one-off commands, check_command to learn whether a command would be allowed, the file tools to read and change files without a shell, git for version control, and shell_start/shell_exec for a shell whose state persists.`,
+		s.c.Workspace, "as configured when the server started")
+}
+
+// directory resolves a tool's directory argument: relative to the
+// workspace, or absolute; it must lie inside the workspace.
+func (s *server) directory(dir string) (string, error) {
+	if dir == "" {
+		return s.c.Workspace, nil
+	}
+	if strings.IndexByte(dir, 0) >= 0 {
+		return "", errors.New("directory contains a NUL byte")
+	}
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(s.c.Workspace, dir)
+	}
+	real, err := filepath.EvalSymlinks(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("directory %s does not exist", dir)
+	}
+	if err != nil {
+		return "", fmt.Errorf("directory %s: %v", dir, err)
+	}
+	if !within(real, s.c.Workspace) {
+		return "", fmt.Errorf("directory %s lies outside the workspace; commands run inside the workspace %s", dir, s.c.Workspace)
+	}
+	if st, err := os.Stat(real); err != nil || !st.IsDir() {
+		return "", fmt.Errorf("%s is not a directory", dir)
+	}
+	return real, nil
+}
+
+// within reports whether p is dir or lies under it (both clean and
+// absolute).
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
+}
+
+// timeout is the timeout of a command the model asked for ms of: the
+// default for none, capped at the server's limit.
+func (s *server) timeout(ms int64) (d time.Duration, capped bool) {
+	if ms <= 0 {
+		return s.c.DefaultTimeout, false
+	}
+	d = time.Duration(ms) * time.Millisecond
+	if d > s.c.MaxTimeout || ms > int64(s.c.MaxTimeout/time.Millisecond) {
+		return s.c.MaxTimeout, true
+	}
+	return d, false
+}
+
+// textResult is a tool result for the model: text for it to read, and
+// isError when the tool could not do what was asked.
+func textResult(text string, isError bool) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: text}}, IsError: isError}
+}

@@ -1,0 +1,480 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/forgebox/forgebox/policy"
+)
+
+// RunShellInput is run_shell_command's arguments.
+type RunShellInput struct {
+	Command     string `json:"command" jsonschema:"the command line, run by bash in the sandbox (pipes, &&, redirections, quoting as in bash)"`
+	Description string `json:"description,omitempty" jsonschema:"what the command is for, in a few words (shown to the person approving it)"`
+	Directory   string `json:"directory,omitempty" jsonschema:"where to run it: a directory inside the workspace, relative to the workspace or absolute (default: the workspace)"`
+	TimeoutMS   int64  `json:"timeout_ms,omitempty" jsonschema:"kill the command after this many milliseconds (default 120000; capped by the server)"`
+}
+
+// CommandOutput is the structured result of a command: run_shell_command's
+// and git's.
+type CommandOutput struct {
+	// Ran: the command started; false when the policy stopped it or it
+	// awaits an approval.
+	Ran          bool    `json:"ran"`
+	ExitCode     int     `json:"exit_code"`
+	Signal       string  `json:"signal,omitempty"`
+	TimedOut     bool    `json:"timed_out"`
+	IdleTimedOut bool    `json:"idle_timed_out,omitempty"`
+	DurationMS   float64 `json:"duration_ms"`
+	Stdout       string  `json:"stdout"`
+	Stderr       string  `json:"stderr"`
+	StdoutBytes  int64   `json:"stdout_bytes"`
+	StderrBytes  int64   `json:"stderr_bytes"`
+	// Truncated: a stream was longer than forgebox keeps; its middle was
+	// dropped, and the text says how many bytes where.
+	Truncated bool `json:"truncated"`
+	// Blocked names the layer that stopped the command or made it fail,
+	// and how to proceed.
+	Blocked *Blocked `json:"blocked,omitempty"`
+	// Approval is set when the command needs a person's approval that
+	// could not be asked for here.
+	Approval *ApprovalNeeded `json:"approval_required,omitempty"`
+	Decision *Verdict        `json:"decision,omitempty"`
+	// HistoryKey names the run in forgebox's history.
+	HistoryKey string   `json:"history_key,omitempty"`
+	Notes      []string `json:"notes,omitempty"`
+}
+
+// Blocked says which layer stopped a command: "policy rule", "landlock"
+// (the filesystem view), "seccomp", "network", "limit" or "timeout".
+type Blocked struct {
+	Layer   string `json:"layer"`
+	Message string `json:"message"`
+	Hint    string `json:"hint"`
+}
+
+// ApprovalNeeded is what a command that needs approval offers.
+type ApprovalNeeded struct {
+	Message string   `json:"message"`
+	Scopes  []string `json:"scopes"`
+	// How tells the person how to approve it outside the client.
+	How string `json:"how"`
+}
+
+// Verdict is the judge's decision, in short.
+type Verdict struct {
+	Action   string   `json:"action"`
+	Risk     int      `json:"risk"`
+	Level    string   `json:"level"`
+	Category string   `json:"category"`
+	Rule     string   `json:"rule,omitempty"`
+	Reasons  []string `json:"reasons"`
+}
+
+func verdict(d *policy.Decision) *Verdict {
+	if d == nil {
+		return nil
+	}
+	v := &Verdict{Action: d.Action.String(), Risk: d.Risk, Level: d.Level.String(), Category: d.Category.String(), Reasons: d.Reasons}
+	if d.Rule != nil {
+		v.Rule = d.Rule.String()
+	}
+	if v.Reasons == nil {
+		v.Reasons = []string{}
+	}
+	return v
+}
+
+const runShellDescription = `Run a shell command line (bash) in forgebox's sandbox and return its exit code and output.
+The workspace is writable; the rest of the system is read-only, secrets and host sockets are hidden, and the network is as the server was configured (usually off).
+A policy judges the command first: it may be denied (the result names the rule and a hint) or need a person's approval (you get approval_required; do not retry a variant to get around it).
+stdin is closed: interactive programs get EOF (use shell_start and shell_send for those). Output keeps its head and tail; the middle of a long output is replaced by "[forgebox: N bytes omitted]".
+The command is killed at its timeout, or after a while without printing anything. State (cd, variables) does not persist between calls: use shell_exec for that.`
+
+func (s *server) addShellTools(srv *mcp.Server) {
+	mcp.AddTool(srv, &mcp.Tool{Name: "run_shell_command", Description: runShellDescription,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}}, s.runShell)
+	mcp.AddTool(srv, &mcp.Tool{Name: "check_command", Description: `Ask forgebox's policy what it would decide about a command line, without running it: allow, ask (a person must approve) or deny, with the risk level, category, the rule that decided, and the reasons.`,
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.checkCommand)
+	mcp.AddTool(srv, &mcp.Tool{Name: "git", Description: gitDescription,
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}}, s.git)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func (s *server) runShell(ctx context.Context, req *mcp.CallToolRequest, in RunShellInput) (*mcp.CallToolResult, CommandOutput, error) {
+	if strings.TrimSpace(in.Command) == "" {
+		return textResult("command is empty: give the command line to run", true), CommandOutput{}, nil
+	}
+	if strings.IndexByte(in.Command, 0) >= 0 {
+		return textResult("command contains a NUL byte, which no shell can run", true), CommandOutput{}, nil
+	}
+	dir, err := s.directory(in.Directory)
+	if err != nil {
+		return textResult(err.Error(), true), CommandOutput{}, nil
+	}
+	timeout, capped := s.timeout(in.TimeoutMS)
+	r := RunRequest{Target: Target{Line: in.Command, Dir: dir}, Timeout: timeout, IdleTimeout: s.c.IdleTimeout}
+	out, asking := s.runJudged(ctx, req, r, in.Description)
+	if asking != nil {
+		return asking, CommandOutput{}, nil
+	}
+	if capped {
+		out.Notes = append(out.Notes, fmt.Sprintf("timeout capped at the server's limit of %v", timeout))
+	}
+	return s.commandResult(in.Command, out), out, nil
+}
+
+// runJudged runs a command through the backend, asking a person when the
+// judge wants an approval, and explains what stopped it. When the client
+// can ask its user, the first call returns asking: a result that asks the
+// client for the person's answer (MCP elicitation, as a multi-round-trip
+// input request); the client calls again with the answer.
+func (s *server) runJudged(ctx context.Context, req *mcp.CallToolRequest, r RunRequest, why string) (out CommandOutput, asking *mcp.CallToolResult) {
+	if answer, ok := s.answered(req, r.Target); ok {
+		scope, refused := s.grant(ctx, r.Target, answer)
+		if refused != nil {
+			return CommandOutput{Approval: refused, Blocked: &Blocked{Layer: "policy rule", Message: refused.Message, Hint: refused.How}}, nil
+		}
+		r.Yes = scope == policy.Once
+		return s.run(ctx, r), nil
+	}
+	res, err := s.c.Backend.Run(ctx, r)
+	if err != nil {
+		return forgeboxFailed(err), nil
+	}
+	if res.Error == nil || res.Error.Code != "approval_required" {
+		return s.commandOutput(res), nil
+	}
+	if canElicit(req) {
+		return CommandOutput{}, s.askPerson(r.Target, res.Decision, why)
+	}
+	need := s.approvalNeeded(r.Target, res.Decision)
+	return CommandOutput{Approval: need, Decision: verdict(res.Decision),
+		Blocked: &Blocked{Layer: "policy rule", Message: need.Message, Hint: need.How}}, nil
+}
+
+func (s *server) run(ctx context.Context, r RunRequest) CommandOutput {
+	res, err := s.c.Backend.Run(ctx, r)
+	if err != nil {
+		return forgeboxFailed(err)
+	}
+	return s.commandOutput(res)
+}
+
+func forgeboxFailed(err error) CommandOutput {
+	return CommandOutput{Blocked: &Blocked{Layer: "forgebox", Message: err.Error(), Hint: "this is forgebox failing, not your command; report it to the person"}}
+}
+
+// commandOutput shapes forgebox run's result for a model.
+func (s *server) commandOutput(res RunResult) CommandOutput {
+	out := CommandOutput{
+		ExitCode: res.ExitCode, TimedOut: res.TimedOut, IdleTimedOut: res.IdleTimedOut, DurationMS: res.DurationMS,
+		Stdout: res.Stdout, Stderr: res.Stderr, StdoutBytes: res.StdoutBytes, StderrBytes: res.StderrBytes,
+		Truncated: res.StdoutTruncated || res.StderrTruncated, Decision: verdict(res.Decision),
+	}
+	if res.Signal != nil {
+		out.Signal = *res.Signal
+	}
+	if res.HistoryKey != nil {
+		out.HistoryKey = *res.HistoryKey
+	}
+	if res.Error != nil {
+		out.Blocked = s.refusal(res)
+		return out
+	}
+	out.Ran = true
+	out.Blocked = s.diagnose(res)
+	return out
+}
+
+// refusal explains a command that did not run.
+func (s *server) refusal(res RunResult) *Blocked {
+	e := res.Error
+	b := &Blocked{Layer: "forgebox", Message: e.Message, Hint: e.Hint}
+	switch e.Code {
+	case "denied":
+		b.Layer = "policy rule"
+		if res.Decision != nil && len(res.Decision.Reasons) > 0 {
+			b.Message = "denied by forgebox's policy: " + strings.Join(res.Decision.Reasons, "; ")
+		}
+		if b.Hint == "" {
+			b.Hint = "do not retry this command or a variant of it; do the task another way, or ask the person"
+		}
+	case "approval_required":
+		b.Layer = "policy rule"
+	case "unavailable":
+		b.Layer = "sandbox"
+	case "not_found", "not_executable":
+		b.Layer = "command"
+	}
+	if b.Hint == "" {
+		b.Hint = "the command did not run; see the message"
+	}
+	return b
+}
+
+// diagnose names the sandbox layer behind a failure that ran into one,
+// from the signs it leaves: the kernel's error messages in stderr, an OOM
+// kill, a timeout.
+func (s *server) diagnose(res RunResult) *Blocked {
+	stderr := res.Stderr
+	switch {
+	case res.IdleTimedOut:
+		return &Blocked{Layer: "timeout", Message: "the command printed nothing for too long and was killed",
+			Hint: "it was probably waiting for input (stdin is closed) or hung; run it non-interactively, or use shell_start and shell_send for interactive programs"}
+	case res.TimedOut:
+		return &Blocked{Layer: "timeout", Message: "the command was killed at its timeout",
+			Hint: "give a larger timeout_ms (the server caps it), or run it in the background in a shell session"}
+	case res.OOMKilled:
+		return &Blocked{Layer: "limit", Message: "the command ran out of memory: the kernel killed it at forgebox's memory limit",
+			Hint: "use less memory (smaller inputs, fewer parallel jobs); the limit is set when the server starts"}
+	case res.ExitCode == 0:
+		return nil
+	case strings.Contains(stderr, "Read-only file system"):
+		return &Blocked{Layer: "landlock", Message: "the command tried to write outside the workspace",
+			Hint: fmt.Sprintf("writes outside the workspace are blocked; the workspace is %s (use it, or /tmp, which is private to the command)", s.c.Workspace)}
+	case containsAny(stderr, "Could not resolve host", "Temporary failure in name resolution", "Name or service not known",
+		"Network is unreachable", "No address associated with hostname", "getaddrinfo", "Failed to establish a new connection"):
+		return &Blocked{Layer: "network", Message: "the command could not reach the network",
+			Hint: "the network is off for commands in this server; work offline (vendored or cached dependencies), or ask the person"}
+	case res.Usage != nil && res.Usage.ForksRefused != nil && *res.Usage.ForksRefused > 0:
+		return &Blocked{Layer: "limit", Message: "the command hit forgebox's limit on processes",
+			Hint: "start fewer processes or threads at once"}
+	case strings.Contains(stderr, "Operation not permitted"):
+		return &Blocked{Layer: "seccomp", Message: "an operation was refused (Operation not permitted)",
+			Hint: "forgebox refuses system calls that could escape the sandbox (mount, ptrace, unshare, namespaces, kernel keyrings, io_uring...); do the task without them"}
+	case strings.Contains(stderr, "Permission denied"):
+		return &Blocked{Layer: "landlock", Message: "a path was not accessible (Permission denied)",
+			Hint: fmt.Sprintf("secrets and host sockets are hidden, and protected workspace files (.git/hooks, .envrc, editor settings) are read-only; the workspace is %s", s.c.Workspace)}
+	}
+	return nil
+}
+
+func containsAny(s string, subs ...string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// commandResult renders a command's outcome: a line for people, then the
+// output, for the model.
+func (s *server) commandResult(what string, out CommandOutput) *mcp.CallToolResult {
+	var b strings.Builder
+	b.WriteString(summary(what, out))
+	if out.Ran {
+		fmt.Fprintf(&b, "\n--- stdout (%d bytes) ---\n%s", out.StdoutBytes, out.Stdout)
+		if !strings.HasSuffix(out.Stdout, "\n") && out.Stdout != "" {
+			b.WriteByte('\n')
+		}
+		fmt.Fprintf(&b, "--- stderr (%d bytes) ---\n%s", out.StderrBytes, out.Stderr)
+	}
+	if out.Blocked != nil {
+		fmt.Fprintf(&b, "\n[%s] %s\nhint: %s", out.Blocked.Layer, out.Blocked.Message, out.Blocked.Hint)
+	}
+	for _, n := range out.Notes {
+		fmt.Fprintf(&b, "\nnote: %s", n)
+	}
+	return textResult(b.String(), !out.Ran)
+}
+
+// summary is the one-line account of a command.
+func summary(what string, out CommandOutput) string {
+	what = oneLine(what, 80)
+	switch {
+	case out.Approval != nil:
+		return fmt.Sprintf("NEEDS APPROVAL: %s", what)
+	case !out.Ran && out.Blocked != nil && out.Blocked.Layer == "policy rule":
+		return fmt.Sprintf("DENIED: %s", what)
+	case !out.Ran:
+		return fmt.Sprintf("NOT RUN: %s", what)
+	case out.TimedOut:
+		return fmt.Sprintf("TIMED OUT after %.0f ms: %s", out.DurationMS, what)
+	case out.Signal != "":
+		return fmt.Sprintf("killed by %s after %.0f ms: %s", out.Signal, out.DurationMS, what)
+	}
+	return fmt.Sprintf("exit %d in %.0f ms: %s", out.ExitCode, out.DurationMS, what)
+}
+
+// oneLine shortens s to one line of at most n runes.
+func oneLine(s string, n int) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		s = s[:i] + " ..."
+	}
+	if r := []rune(s); len(r) > n {
+		s = string(r[:n]) + "..."
+	}
+	return s
+}
+
+// CheckInput is check_command's arguments.
+type CheckInput struct {
+	Command   string `json:"command" jsonschema:"the command line to judge"`
+	Directory string `json:"directory,omitempty" jsonschema:"where it would run (default: the workspace)"`
+}
+
+func (s *server) checkCommand(ctx context.Context, _ *mcp.CallToolRequest, in CheckInput) (*mcp.CallToolResult, Verdict, error) {
+	if strings.TrimSpace(in.Command) == "" || strings.IndexByte(in.Command, 0) >= 0 {
+		return textResult("command is empty or holds a NUL byte", true), Verdict{}, nil
+	}
+	dir, err := s.directory(in.Directory)
+	if err != nil {
+		return textResult(err.Error(), true), Verdict{}, nil
+	}
+	d, err := s.c.Backend.Check(ctx, Target{Line: in.Command, Dir: dir})
+	if err != nil {
+		return textResult("forgebox could not judge the command: "+err.Error(), true), Verdict{}, nil
+	}
+	v := verdict(d)
+	text := fmt.Sprintf("%s (risk %d, %s, %s)", strings.ToUpper(v.Action), v.Risk, v.Level, v.Category)
+	if v.Rule != "" {
+		text += "; rule: " + v.Rule
+	}
+	if len(v.Reasons) > 0 {
+		text += "\nreasons: " + strings.Join(v.Reasons, "; ")
+	}
+	return textResult(text, false), *v, nil
+}
+
+// approvalNeeded is what the model is told about a command that needs a
+// person's approval nobody could give here.
+func (s *server) approvalNeeded(t Target, d *policy.Decision) *ApprovalNeeded {
+	return &ApprovalNeeded{
+		Message: "forgebox's policy wants a person to approve this command: " + reasonsOf(d),
+		Scopes:  scopesOf(d),
+		How:     s.approveHow(t.display()),
+	}
+}
+
+func reasonsOf(d *policy.Decision) string {
+	if d == nil || len(d.Reasons) == 0 {
+		return "it needs a person's approval"
+	}
+	return strings.Join(d.Reasons, "; ")
+}
+
+// scopesOf lists the approvals the decision offers.
+func scopesOf(d *policy.Decision) []string {
+	scopes := []string{}
+	if d != nil {
+		for _, sc := range d.Scopes {
+			scopes = append(scopes, sc.String())
+		}
+	}
+	if len(scopes) == 0 {
+		scopes = []string{policy.Once.String()}
+	}
+	return scopes
+}
+
+// display is the command as a person would type it.
+func (t Target) display() string {
+	if t.Line != "" {
+		return t.Line
+	}
+	return strings.Join(t.Argv, " ")
+}
+
+// key identifies a command in a directory, to match an answer to its
+// question.
+func (t Target) key() string {
+	return t.Dir + "\x00" + t.Line + "\x00" + strings.Join(t.Argv, "\x00")
+}
+
+// approvalInput names the input request that asks for an approval.
+const approvalInput = "approval"
+
+// askPerson returns the result that asks the client to put the command to
+// its user. The request's state is a nonce the server remembers with the
+// command, so that only an answer to this very question, given once,
+// approves it: a call that arrives with an answer the server never asked
+// for (a forged or replayed one) approves nothing.
+func (s *server) askPerson(t Target, d *policy.Decision, why string) *mcp.CallToolResult {
+	msg := fmt.Sprintf("The agent wants to run:\n\n  %s\n\nin %s.\nforgebox: %s.", oneLine(t.display(), 400), t.Dir, reasonsOf(d))
+	if why != "" {
+		msg += "\nThe agent says it is for: " + oneLine(why, 200)
+	}
+	answers := append(scopesOf(d), "no")
+	state := s.pending.add(t.key(), answers)
+	return &mcp.CallToolResult{
+		InputRequests: mcp.InputRequestMap{approvalInput: &mcp.ElicitParams{
+			Message: msg,
+			RequestedSchema: map[string]any{
+				"type": "object",
+				"properties": map[string]any{
+					"answer": map[string]any{"type": "string", "enum": answers, "title": "Allow this command?",
+						"description": "once: this time only; session: this command for the rest of this session; always: add a rule to your forgebox configuration; no: refuse"},
+				},
+				"required": []string{"answer"},
+			},
+		}},
+		RequestState: state,
+	}
+}
+
+// answered returns the person's answer to the question asked about t, if
+// this call carries one.
+func (s *server) answered(req *mcp.CallToolRequest, t Target) (string, bool) {
+	if req == nil || req.Params == nil || req.Params.RequestState == "" {
+		return "", false
+	}
+	answers, ok := s.pending.take(req.Params.RequestState, t.key())
+	if !ok {
+		return "", false
+	}
+	res, _ := req.Params.InputResponses[approvalInput].(*mcp.ElicitResult)
+	if res == nil || res.Action != "accept" {
+		return "no", true
+	}
+	answer, _ := res.Content["answer"].(string)
+	if !slices.Contains(answers, answer) {
+		return "no", true
+	}
+	return answer, true
+}
+
+// grant carries out the person's answer: the scope approved, or what to
+// tell the model when they refused.
+func (s *server) grant(ctx context.Context, t Target, answer string) (policy.Scope, *ApprovalNeeded) {
+	scope, err := policy.ParseScope(answer)
+	if err != nil {
+		return 0, &ApprovalNeeded{Message: "the person did not approve this command", Scopes: []string{},
+			How: "do not run it or a variant of it; ask the person what to do instead"}
+	}
+	if scope != policy.Once {
+		if err := s.c.Backend.Approve(ctx, t, scope); err != nil {
+			// The person said yes: it runs this once all the same.
+			return policy.Once, nil
+		}
+	}
+	return scope, nil
+}
+
+// canElicit reports whether the client said it can ask its user.
+func canElicit(req *mcp.CallToolRequest) bool {
+	if req == nil || req.Session == nil {
+		return false
+	}
+	p := req.Session.InitializeParams()
+	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
+}
+
+// approveHow tells a person how to approve a command outside the client.
+func (s *server) approveHow(what string) string {
+	if s.c.ApproveHint == "" {
+		return "ask the person to approve it"
+	}
+	return "ask the person to approve it, e.g. in a terminal: " + fmt.Sprintf(s.c.ApproveHint, shellQuote(what)) + "; then run it again"
+}
+
+// shellQuote quotes s for a POSIX shell.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}

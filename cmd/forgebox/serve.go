@@ -1,0 +1,275 @@
+package main
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/forgebox/forgebox/agent"
+	"github.com/forgebox/forgebox/policy"
+)
+
+const serveUsage = `Usage:
+  forgebox serve [flags]
+
+Serves forgebox to an agent as an MCP server on stdin and stdout. Every
+command a tool runs goes through forgebox run, with the settings given here:
+the same judge, sandbox and history as on the command line. The model can
+choose a command, its directory inside the workspace and a timeout up to
+--timeout; it cannot widen the workspace, the network, the limits or the
+policy. A command that needs approval is put to the person through the
+client when it can ask (MCP elicitation), else returned as
+approval_required. Flags (the sandbox's are forgebox run's):
+`
+
+// serveFlags are forgebox serve's own flags; the run flags it takes are
+// forwarded to each forgebox run.
+type serveFlags struct {
+	timeout, defaultTimeout, idleTimeout durationFlag
+	maxSessions                          int
+	sessionIdle                          durationFlag
+	forward                              []string // run flags, as given
+}
+
+// forwardedRunFlags are the flags of forgebox run that serve takes and
+// passes on: what the sandbox is, what judges, where history goes.
+var forwardedRunFlags = []string{
+	"workspace", "rw", "ro", "hide", "profile", "net", "env", "memory", "pids", "cpus", "grace",
+	"best-effort", "max-output", "policy", "history-db", "no-history",
+}
+
+// forwarding records each use of a flag as it is parsed, to pass it on.
+type forwarding struct {
+	flag.Value
+	name string
+	into *[]string
+}
+
+func (f forwarding) Set(v string) error {
+	if err := f.Value.Set(v); err != nil {
+		return err
+	}
+	*f.into = append(*f.into, "--"+f.name+"="+v)
+	return nil
+}
+
+func (f forwarding) IsBoolFlag() bool {
+	b, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return ok && b.IsBoolFlag()
+}
+
+func (e env) serve(args []string) int {
+	var (
+		sf serveFlags
+		rf runFlags
+	)
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(e.stderr)
+	runFS := rf.flagSet()
+	rf.judgeFlags(runFS)
+	rf.historyFlags(runFS)
+	runFS.VisitAll(func(fl *flag.Flag) {
+		if slices.Contains(forwardedRunFlags, fl.Name) {
+			fs.Var(forwarding{Value: fl.Value, name: fl.Name, into: &sf.forward}, fl.Name, fl.Usage)
+		}
+	})
+	sf.timeout.d, sf.defaultTimeout.d, sf.idleTimeout.d = agent.DefaultMaxTimeout, agent.DefaultTimeout, agent.DefaultIdleTimeout
+	sf.sessionIdle.d = 30 * time.Minute
+	fs.Var(&sf.timeout, "timeout", "the longest `DURATION` a tool may give a command (default 10m)")
+	fs.Var(&sf.defaultTimeout, "default-timeout", "a command's timeout when the model gives none (`DURATION`, default 2m)")
+	fs.Var(&sf.idleTimeout, "idle-timeout", "kill a command that printed nothing for `DURATION` (default 1m; 0: never)")
+	fs.IntVar(&sf.maxSessions, "max-sessions", 8, "at most `N` shell sessions at once")
+	fs.Var(&sf.sessionIdle, "session-idle", "close a shell session unused for `DURATION` (default 30m)")
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, serveUsage)
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return exitForgebox
+	}
+	if fs.NArg() > 0 {
+		e.errorf("serve: unexpected argument %q; see forgebox serve --help", fs.Arg(0))
+		return exitForgebox
+	}
+	_, cfg, err := newServeBackend(rf, sf)
+	if err != nil {
+		e.errorf("serve: %v", err)
+		return exitForgebox
+	}
+	srv, err := agent.NewServer(cfg)
+	if err != nil {
+		e.errorf("serve: %v", err)
+		return exitForgebox
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer stop()
+	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+		e.errorf("serve: %v", err)
+		return exitForgebox
+	}
+	return 0
+}
+
+// serveBackend is agent.Backend over forgebox's own run path: each command
+// is a forgebox run of this binary (so a command's crash, hang or kill
+// never takes the server down, and every run is judged, sandboxed and
+// recorded exactly as on the command line); judging and approving happen
+// in this process, with the code forgebox check and policy approve use.
+type serveBackend struct {
+	exe       string
+	forward   []string
+	workspace string
+	session   string
+	pol       policyOpts
+}
+
+func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, agent.Config{}, fmt.Errorf("find the forgebox binary: %w", err)
+	}
+	h, err := currentHost()
+	if err != nil {
+		return nil, agent.Config{}, err
+	}
+	ctx, err := judgeContext(h, rf.workspace)
+	if err != nil {
+		return nil, agent.Config{}, err
+	}
+	session := os.Getenv("FORGEBOX_SESSION")
+	if validSessionID(session) != nil {
+		session = "mcp-" + nonce(6)
+	}
+	b := &serveBackend{exe: exe, forward: sf.forward, workspace: ctx.Workspace, session: session,
+		pol: policyOpts{file: rf.pol.file, workspace: ctx.Workspace, session: session}}
+	if !slices.ContainsFunc(b.forward, func(a string) bool { return strings.HasPrefix(a, "--workspace=") }) {
+		b.forward = append(b.forward, "--workspace="+ctx.Workspace)
+	}
+	cfg := agent.Config{
+		Workspace: ctx.Workspace, Version: version, SessionID: session, Backend: b,
+		DefaultTimeout: sf.defaultTimeout.d, MaxTimeout: sf.timeout.d, IdleTimeout: sf.idleTimeout.d,
+		ApproveHint: "forgebox policy approve --session " + session + " --workspace " + posixQuote(ctx.Workspace) + " -c %s",
+	}
+	return b, cfg, nil
+}
+
+// nonce is n random bytes in hex.
+func nonce(n int) string {
+	b := make([]byte, n)
+	rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// Run runs the command with forgebox run --json and reads its result.
+func (b *serveBackend) Run(ctx context.Context, r agent.RunRequest) (agent.RunResult, error) {
+	args := []string{"run", "--json", "--no-stdin", "--session=" + b.session}
+	args = append(args, b.forward...)
+	if r.Timeout > 0 {
+		args = append(args, "--timeout="+r.Timeout.String())
+	}
+	if r.IdleTimeout > 0 {
+		args = append(args, "--idle-timeout="+r.IdleTimeout.String())
+	}
+	if r.Yes {
+		args = append(args, "--yes")
+	}
+	for _, kv := range r.Env {
+		args = append(args, "--env="+kv)
+	}
+	if r.Line != "" {
+		args = append(args, "-c", r.Line)
+	} else {
+		args = append(append(args, "--"), r.Argv...)
+	}
+	cmd := exec.CommandContext(ctx, b.exe, args...)
+	cmd.Dir = r.Dir
+	cmd.Env = os.Environ()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	// A cancelled call asks forgebox run to stop the command (its record
+	// completes); the server's own death kills it outright.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	dieWithParent(cmd)
+	err := cmd.Run()
+	var res agent.RunResult
+	if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
+		if err == nil {
+			err = jerr
+		}
+		return agent.RunResult{}, fmt.Errorf("forgebox run failed: %v: %s (stdout %q)", err, strings.TrimSpace(stderr.String()), truncate(stdout.String(), 300))
+	}
+	return res, nil
+}
+
+// judge loads the judge as forgebox run would in dir.
+func (b *serveBackend) judge(dir string) (*judgeSetup, error) {
+	h, err := currentHost()
+	if err != nil {
+		return nil, err
+	}
+	h.cwd = dir
+	return loadJudge(h, b.pol)
+}
+
+func (b *serveBackend) decide(t agent.Target) (*judgeSetup, *policy.Decision, error) {
+	js, err := b.judge(t.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	jt := judgeTarget{line: t.Line, argv: t.Argv}
+	return js, jt.decide(js), nil
+}
+
+// Check judges a command as forgebox check does.
+func (b *serveBackend) Check(_ context.Context, t agent.Target) (*policy.Decision, error) {
+	_, d, err := b.decide(t)
+	return d, err
+}
+
+// Approve records an approval as forgebox policy approve does.
+func (b *serveBackend) Approve(_ context.Context, t agent.Target, scope policy.Scope) error {
+	js, d, err := b.decide(t)
+	if err != nil {
+		return err
+	}
+	if d.Action == policy.Allow {
+		return nil
+	}
+	if d.Action == policy.Deny || d.Level == policy.R4 || !d.Offers(scope) {
+		return fmt.Errorf("the command cannot be approved %s", scope)
+	}
+	rules := d.ApprovalRules(time.Now().Format(time.DateOnly))
+	switch {
+	case scope == policy.Always && js.noAlways != "":
+		return errors.New(js.noAlways)
+	case scope == policy.Always:
+		return recordAlways(js.userConfig, rules)
+	case js.store == nil:
+		return errors.New(cmp.Or(js.noStore, "no session to record the approval in"))
+	}
+	return js.store.add(rules)
+}
+
+// posixQuote quotes s for a POSIX shell.
+func posixQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
