@@ -5,7 +5,9 @@
 // configuration, setup failure, missing kernel feature); 126 when the
 // command cannot be executed, is denied, or needs an approval it did not
 // get; 127 when it is not found. check exits 0 for allow, 1 for ask, 2 for
-// deny and 125 for an error.
+// deny and 125 for an error. hook claude answers Claude Code: 0 with its
+// answer on stdout, 1 for an event it does not handle, 2 when misused
+// (which blocks the command).
 package main
 
 import (
@@ -73,6 +75,12 @@ func dispatch(args []string, stdin, stdout, stderr *os.File) int {
 		return e.policyCmd(args[1:])
 	case "history":
 		return e.historyCmd(args[1:])
+	case "hook":
+		return e.hook(args[1:])
+	case "serve":
+		return e.serve(args[1:])
+	case "shell":
+		return e.shell(args[1:])
 	case "version", "--version":
 		fmt.Fprintf(stdout, "forgebox %s\n", version)
 		return 0
@@ -105,6 +113,11 @@ Usage:
                                               the runs recorded, newest first
   forgebox history show|stats|export|rerun|prune
                                               one run, counts, an audit export, a rerun, retention
+  forgebox hook claude [--wrap] [flags] [-- RUN FLAGS...]
+                                              a Claude Code PreToolUse hook: judge (or, with --wrap, sandbox) its Bash commands
+  forgebox serve [run flags] [--timeout D] [--max-sessions N]
+                                              serve forgebox's tools to an agent over MCP (stdio)
+  forgebox shell [run flags]                  an interactive shell in the sandbox, on your terminal
   forgebox version
 
 run judges the command first: a denied one exits 126 without starting, one
@@ -114,8 +127,8 @@ judge (the sandbox still applies). check exits 0 for allow, 1 for ask, 2 for
 deny, 125 for an error (bad flags, a malformed configuration). Every run, the
 refused ones too, is recorded in the history unless --no-history.
 
-Run forgebox run --help, forgebox check --help, forgebox policy --help or
-forgebox history --help for the flags.
+Run forgebox run --help, forgebox check --help, forgebox policy --help,
+forgebox history --help or forgebox hook --help for the flags.
 `)
 }
 

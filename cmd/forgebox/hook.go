@@ -1,0 +1,444 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+
+	"github.com/forgebox/forgebox/policy"
+)
+
+// forgebox hook claude answers Claude Code's PreToolUse hook for its Bash
+// tool. The formats are those of https://code.claude.com/docs/en/hooks
+// (PreToolUse input, PreToolUse decision control); the deprecated top-level
+// "decision": "approve"|"block" form is not written.
+
+const hookUsage = `Usage:
+  forgebox hook claude [--wrap] [--policy FILE] [--workspace DIR] [--session ID] [-- RUN FLAGS...]
+
+A Claude Code PreToolUse hook for its Bash tool. It reads the hook's JSON on
+stdin, judges tool_input.command as forgebox check would, and prints the
+answer: allow, deny (the reasons go to Claude) or ask (Claude Code asks you).
+Other tools get no answer, and Claude Code decides as it would without it.
+
+With --wrap, an allowed or asked command is rewritten to run inside
+forgebox's sandbox: forgebox run --session SESSION --workspace DIR -c
+'COMMAND'; a denied one stays denied, and nothing that cannot be wrapped runs.
+RUN FLAGS after "--" (--net host, --memory 4G, --profile strict, ...) are
+handed to that forgebox run. An asked command carries --yes when Claude
+Code's permission mode shows you the prompt (default, acceptEdits, plan,
+auto): your approval there is the approval forgebox run needs, once.
+
+The workspace is --workspace, else $CLAUDE_PROJECT_DIR when the hook's cwd
+lies in it, else the hook's cwd; the session is --session, else Claude
+Code's session_id, else $FORGEBOX_SESSION. Input forgebox cannot read
+(malformed JSON, invalid UTF-8, over 1 MiB, no command) or cannot judge (a
+broken configuration) is asked about, and denied with --wrap.
+
+Exit status: 0 with the answer as JSON on stdout (or nothing, for another
+tool); 1 when called for an event other than PreToolUse (Claude Code shows
+the error and goes on); 2 when misused (an unknown agent, bad flags, stdin a
+terminal): Claude Code blocks the command and shows Claude why. Flags:
+`
+
+// maxHookInput bounds what is read of the hook's input: a command over
+// policy.MaxLineBytes is asked about anyway.
+const maxHookInput = 1 << 20
+
+// Exit statuses of forgebox hook claude, as Claude Code reads them. Every
+// answer, an ask about unreadable input too, goes out with 0: older
+// versions of Claude Code read the JSON only on exit 0, and take any other
+// status but 2 for a non-blocking error that lets the command run.
+const (
+	exitHookOtherEvent = 1 // non-blocking: shown to the person, the tool runs as it would
+	exitHookBlock      = 2 // blocking: the tool call is refused, stderr goes to Claude
+)
+
+// hookOpts are the flags of forgebox hook claude.
+type hookOpts struct {
+	pol  policyOpts
+	wrap bool
+	run  []string // flags for the wrapped forgebox run
+}
+
+func (e env) hook(args []string) int {
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "--help" || args[0] == "help") {
+		fmt.Fprint(e.stdout, hookUsage)
+		return 0
+	}
+	if len(args) == 0 || args[0] != "claude" {
+		what := "no agent"
+		if len(args) > 0 {
+			what = fmt.Sprintf("unknown agent %q", truncate(args[0], 40))
+		}
+		e.errorf("hook: %s: forgebox hook claude is the hook there is; see forgebox hook --help", what)
+		return exitHookBlock
+	}
+	o, help, err := parseHookFlags(args[1:], e.stdout)
+	if help {
+		return 0
+	}
+	if err != nil {
+		e.errorf("hook claude: %v; see forgebox hook --help", err)
+		return exitHookBlock
+	}
+	if term.IsTerminal(int(e.stdin.Fd())) {
+		e.errorf("hook claude: reads the JSON Claude Code sends a PreToolUse hook on stdin; register it in .claude/settings.json (see forgebox hook --help)")
+		return exitHookBlock
+	}
+	data, err := io.ReadAll(io.LimitReader(e.stdin, maxHookInput+1))
+	if err != nil {
+		return e.hookCannot(o, fmt.Errorf("read the hook input: %w", err))
+	}
+	in, err := parseClaudeInput(data)
+	var other *otherEventError
+	switch {
+	case errors.As(err, &other):
+		e.errorf("hook claude: %v", err)
+		return exitHookOtherEvent
+	case err != nil:
+		return e.hookCannot(o, err)
+	case in.tool != "Bash":
+		return 0
+	}
+	return e.hookBash(o, in)
+}
+
+// hookBash judges a Bash command and prints the answer.
+func (e env) hookBash(o hookOpts, in claudeInput) int {
+	js, err := loadHookJudge(o, in)
+	if err != nil {
+		info, _ := explain(&policyError{err})
+		msg := info.Message
+		if info.Hint != "" {
+			msg += "; " + info.Hint
+		}
+		return e.hookCannot(o, errors.New(msg))
+	}
+	for _, w := range js.warnings {
+		e.errorf("warning: %s", w)
+	}
+	d := js.engine.DecideLine(js.ctx, in.command)
+	exe, exeErr := os.Executable()
+	if exeErr == nil {
+		exe, exeErr = filepath.Abs(exe)
+	}
+	return e.hookAnswer(claudeAnswer(o, in, js, d, exe, exeErr))
+}
+
+// parseHookFlags reads the flags after "claude"; help is true when --help
+// was answered.
+func parseHookFlags(args []string, stdout io.Writer) (o hookOpts, help bool, err error) {
+	fs := flag.NewFlagSet("hook claude", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	o.pol.register(fs, true)
+	fs.BoolVar(&o.wrap, "wrap", false, "rewrite allowed and asked commands to run inside forgebox run")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(stdout, hookUsage)
+			fs.SetOutput(stdout)
+			fs.PrintDefaults()
+			return o, true, nil
+		}
+		return o, false, err
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		return o, false, nil
+	}
+	if len(args) == len(rest) || args[len(args)-len(rest)-1] != "--" {
+		return o, false, fmt.Errorf("unexpected argument %q: the command comes from Claude Code on stdin", truncate(rest[0], 40))
+	}
+	if !o.wrap {
+		return o, false, errors.New(`flags for forgebox run after "--" need --wrap`)
+	}
+	if err := checkRunFlags(rest); err != nil {
+		return o, false, err
+	}
+	o.run = rest
+	return o, false, nil
+}
+
+// checkRunFlags refuses, when the hook is set up rather than at each
+// command, flags forgebox run would refuse and flags that are the hook's.
+func checkRunFlags(args []string) error {
+	var f runFlags
+	fs := f.flagSet()
+	f.judgeFlags(fs)
+	f.historyFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("the flags for forgebox run: %v", err)
+	}
+	if fs.NArg() > 0 {
+		return fmt.Errorf("the flags for forgebox run: unexpected argument %q: the command is Claude's", truncate(fs.Arg(0), 40))
+	}
+	if _, err := f.spec(nil); err != nil {
+		return fmt.Errorf("the flags for forgebox run: %v", err)
+	}
+	var bad error
+	fs.Visit(func(fl *flag.Flag) {
+		switch fl.Name {
+		case "c":
+			bad = errors.New("the flags for forgebox run: -c is the command Claude runs")
+		case "policy", "session", "workspace":
+			bad = fmt.Errorf("the flags for forgebox run: give --%s to forgebox hook claude, which judges with it and hands it on", fl.Name)
+		case "yes", "no-policy":
+			bad = fmt.Errorf("the flags for forgebox run: --%s is not for the hook to give: it decides what needs an approval", fl.Name)
+		}
+	})
+	return bad
+}
+
+// claudeInput is what forgebox reads of a PreToolUse hook's input.
+type claudeInput struct {
+	sessionID, cwd, permissionMode string
+	tool                           string
+	// toolInput is every field of tool_input, kept as it came: updatedInput
+	// replaces the whole object, so the fields the hook does not change
+	// must go back unchanged.
+	toolInput map[string]json.RawMessage
+	command   string
+}
+
+// otherEventError is input of an event other than PreToolUse: the hook is
+// registered in the wrong place.
+type otherEventError struct{ event string }
+
+func (e *otherEventError) Error() string {
+	return fmt.Sprintf("called for the %s event: register forgebox hook claude under hooks.PreToolUse with the matcher Bash", truncate(e.event, 40))
+}
+
+// parseClaudeInput reads the hook's input. Keys are matched exactly, as
+// Claude Code reads them: encoding/json would also take "Command" for
+// "command", and judge another command than the one that runs.
+func parseClaudeInput(data []byte) (claudeInput, error) {
+	var in claudeInput
+	if len(data) > maxHookInput {
+		return in, fmt.Errorf("the hook input is larger than %d bytes", maxHookInput)
+	}
+	if !utf8.Valid(data) {
+		return in, errors.New("the hook input is not valid UTF-8")
+	}
+	var top map[string]json.RawMessage
+	if err := json.Unmarshal(data, &top); err != nil || top == nil {
+		if err == nil {
+			err = errors.New("it is null")
+		}
+		return in, fmt.Errorf("the hook input is not a JSON object: %v", err)
+	}
+	event, err := jsonString(top, "hook_event_name")
+	if err != nil {
+		return in, err
+	}
+	if event != "" && event != "PreToolUse" {
+		return in, &otherEventError{event}
+	}
+	for _, f := range []struct {
+		key string
+		to  *string
+	}{{"session_id", &in.sessionID}, {"cwd", &in.cwd}, {"permission_mode", &in.permissionMode}, {"tool_name", &in.tool}} {
+		if *f.to, err = jsonString(top, f.key); err != nil {
+			return in, err
+		}
+	}
+	if in.tool == "" {
+		return in, errors.New("the hook input has no tool_name")
+	}
+	if in.tool != "Bash" {
+		return in, nil
+	}
+	raw, ok := top["tool_input"]
+	if !ok {
+		return in, errors.New("the hook input has no tool_input")
+	}
+	if err := json.Unmarshal(raw, &in.toolInput); err != nil || in.toolInput == nil {
+		return in, errors.New("the hook input's tool_input is not a JSON object")
+	}
+	cmd, ok := in.toolInput["command"]
+	if !ok || string(cmd) == "null" {
+		return in, errors.New("the hook input's tool_input has no command")
+	}
+	if err := json.Unmarshal(cmd, &in.command); err != nil {
+		return in, errors.New("the hook input's tool_input.command is not a string")
+	}
+	return in, nil
+}
+
+// jsonString is the string at key, "" when it is absent or null.
+func jsonString(m map[string]json.RawMessage, key string) (string, error) {
+	raw, ok := m[key]
+	if !ok || string(raw) == "null" {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return "", fmt.Errorf("the hook input's %s is not a string", key)
+	}
+	return s, nil
+}
+
+// loadHookJudge loads the policy as forgebox check would, from where
+// Claude Code runs the command: the hook's cwd, in the project's
+// workspace, with the Claude Code session's approvals.
+func loadHookJudge(o hookOpts, in claudeInput) (*judgeSetup, error) {
+	h, err := currentHost()
+	if err != nil {
+		return nil, err
+	}
+	if filepath.IsAbs(in.cwd) {
+		h.cwd = in.cwd
+	}
+	p := o.pol
+	if p.workspace == "" {
+		// The Bash tool's cwd moves with cd; the project does not.
+		if dir := h.getenv("CLAUDE_PROJECT_DIR"); filepath.IsAbs(dir) && inside(resolvePath(h.cwd), resolvePath(dir)) {
+			p.workspace = dir
+		}
+	}
+	if p.session == "" && in.sessionID != "" && validSessionID(in.sessionID) == nil {
+		p.session = in.sessionID
+	}
+	return loadJudge(h, p)
+}
+
+// claudeOutput is a PreToolUse hook's answer.
+type claudeOutput struct {
+	SystemMessage string         `json:"systemMessage,omitempty"`
+	Specific      claudeDecision `json:"hookSpecificOutput"`
+}
+
+type claudeDecision struct {
+	HookEventName string `json:"hookEventName"`
+	Decision      string `json:"permissionDecision"`
+	// Reason is shown to the person for allow and ask, to Claude for deny.
+	Reason string `json:"permissionDecisionReason,omitempty"`
+	// UpdatedInput replaces tool_input whole.
+	UpdatedInput map[string]any `json:"updatedInput,omitempty"`
+}
+
+func claudeSays(decision, reason string) claudeOutput {
+	return claudeOutput{Specific: claudeDecision{HookEventName: "PreToolUse", Decision: decision, Reason: truncate(reason, maxReason)}}
+}
+
+// maxReason keeps a reason well under the 10,000 characters Claude Code
+// shows of a hook's strings.
+const maxReason = 4000
+
+// claudeAnswer turns the judge's decision into the hook's answer; with
+// --wrap, the command is rewritten to run inside forgebox.
+func claudeAnswer(o hookOpts, in claudeInput, js *judgeSetup, d *policy.Decision, exe string, exeErr error) claudeOutput {
+	if d.Action == policy.Deny || d.Level == policy.R4 {
+		return claudeSays("deny", fmt.Sprintf("forgebox denies this command: %s; rule: %s; %s",
+			flat(strings.Join(d.Reasons, "; ")), d.Rule, denyHint(d)))
+	}
+	var reason string
+	if d.Action == policy.Allow {
+		reason = fmt.Sprintf("forgebox allows it: risk %d of 10, %s, %s", d.Risk, d.Level, d.Category)
+		if d.Rule != nil {
+			reason += "; rule: " + d.Rule.String()
+		}
+	} else {
+		reason = fmt.Sprintf("forgebox asks: %s (risk %d of 10, %s: %s, %s)", flat(askReasons(d)), d.Risk, d.Level, levelMeaning(d.Level), d.Category)
+	}
+	if !o.wrap {
+		return claudeSays(d.Action.String(), reason)
+	}
+	// Nothing runs outside forgebox with --wrap: what cannot be wrapped is
+	// denied.
+	switch {
+	case strings.IndexByte(in.command, 0) >= 0:
+		return claudeSays("deny", "forgebox cannot run this command in its sandbox: it holds a NUL byte, which no shell argument can carry")
+	case exeErr != nil:
+		return claudeSays("deny", fmt.Sprintf("forgebox cannot run this command in its sandbox: find the forgebox binary: %v", exeErr))
+	}
+	args := []string{}
+	if js.sessionID != "" {
+		args = append(args, "--session", js.sessionID)
+	}
+	args = append(args, "--workspace", js.ctx.Workspace)
+	if o.pol.file != "" {
+		args = append(args, "--policy", js.userConfig)
+	}
+	if d.Action == policy.Ask {
+		if claudePrompts(in.permissionMode) {
+			args = append(args, "--yes")
+			reason += "; if you approve it, it runs once inside forgebox's sandbox"
+		} else {
+			session := js.sessionID
+			if session == "" {
+				session = "ID"
+			}
+			reason += fmt.Sprintf("; Claude Code's permission mode %q may not show you this prompt, so the command goes to forgebox run without an approval, "+
+				"and forgebox run refuses it unless you approve it there (forgebox policy approve --session %s -c 'COMMAND')", in.permissionMode, session)
+		}
+	} else {
+		reason += "; it runs inside forgebox's sandbox"
+	}
+	args = append(args, o.run...)
+	updated := make(map[string]any, len(in.toolInput))
+	for k, v := range in.toolInput {
+		updated[k] = v
+	}
+	updated["command"] = wrapCommand(exe, args, in.command)
+	out := claudeSays(d.Action.String(), reason)
+	out.Specific.UpdatedInput = updated
+	return out
+}
+
+// flat keeps a reason on one line.
+func flat(s string) string {
+	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
+}
+
+// claudePrompts reports whether a hook's "ask" reaches a person in
+// Claude Code's permission mode: dontAsk denies what would prompt, and
+// bypassPermissions skips prompts; an unknown mode is not trusted to ask.
+func claudePrompts(mode string) bool {
+	switch mode {
+	case "default", "acceptEdits", "plan", "auto":
+		return true
+	}
+	return false
+}
+
+// wrapCommand is the shell command line that runs line with forgebox run
+// exe and args: each word single-quoted where it needs to be, so that any
+// line without a NUL byte reaches forgebox run -c as it was.
+func wrapCommand(exe string, args []string, line string) string {
+	words := []string{shellQuote(exe), "run"}
+	for _, a := range args {
+		words = append(words, shellQuote(a))
+	}
+	return strings.Join(words, " ") + " -c " + shellQuote(line)
+}
+
+// hookCannot answers a command forgebox could not read or judge: it asks
+// the person, or with --wrap denies it, and says why.
+func (e env) hookCannot(o hookOpts, err error) int {
+	e.errorf("hook claude: %v", err)
+	out := claudeSays("ask", "forgebox cannot judge this command: "+err.Error())
+	if o.wrap {
+		out = claudeSays("deny", "forgebox cannot run this command in its sandbox: "+err.Error()+" (with --wrap, nothing runs outside forgebox)")
+	}
+	out.SystemMessage = truncate("forgebox hook: "+err.Error(), maxReason)
+	return e.hookAnswer(out)
+}
+
+// hookAnswer prints the answer as one line of JSON.
+func (e env) hookAnswer(out claudeOutput) int {
+	enc := json.NewEncoder(e.stdout)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(out); err != nil {
+		e.errorf("hook claude: write the answer: %v", err)
+		return exitHookBlock
+	}
+	return 0
+}
