@@ -42,6 +42,8 @@ func main() {
 	size := flag.Int64("bytes", 1<<30, "bytes printed by the throughput command")
 	pol := flag.Bool("policy", true, "measure the judge (forgebox check --batch) too")
 	hist := flag.Bool("history", true, "measure what recording a run in the history adds")
+	serve := flag.Bool("serve", true, "measure the MCP server's round trips")
+	serveN := flag.Int("serve-n", 200, "rounds for the MCP server figures")
 	histN := flag.Int("history-n", 300, "paired runs for the history figure")
 	mixFile := flag.String("mix", "policy/testdata/agent-mix.json", "the agent command lines the policy figure judges")
 	flag.Parse()
@@ -86,6 +88,9 @@ func main() {
 	}
 	if *hist {
 		historyBench(ws, bin, *histN)
+	}
+	if *serve {
+		serveBench(ws, bin, *serveN)
 	}
 }
 

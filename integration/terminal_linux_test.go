@@ -315,3 +315,26 @@ func TestNoTerminalInjectionInPTYMode(t *testing.T) {
 		tm.noInjectedInput(t)
 	})
 }
+
+// forgebox shell is an interactive shell in the sandbox on the person's
+// terminal: what they type runs there, a write outside the workspace
+// fails, and the shell's exit status is forgebox's.
+func TestShellOnTerminal(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		tm := openTerminal(t, 30, 100)
+		victim := "/usr/forgebox-shell-" + marker()
+		r := e.start([]string{"shell"}, onTerminal(tm, true))
+		tm.master.Write([]byte("echo answer=$((6*7)); touch " + victim + "; echo wrote=$?\n"))
+		tm.waitText(t, r, "wrote=")
+		tm.master.Write([]byte("exit 3\n"))
+		res := r.wait(t, 20*time.Second)
+		out := tm.text()
+		if res.code != 3 || !strings.Contains(out, "answer=42") || !strings.Contains(out, "wrote=1") {
+			t.Errorf("exit %d; terminal shows %q; want exit 3, answer=42 and a failed write", res.code, out)
+		}
+		if _, err := os.Stat(victim); err == nil {
+			os.Remove(victim)
+			t.Errorf("the shell wrote %s on the host", victim)
+		}
+	})
+}

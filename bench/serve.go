@@ -1,0 +1,76 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// serveBench measures the agent interface: the round trip of
+// run_shell_command `true` through forgebox serve against the same command
+// with forgebox run --json (goal: within 1.5x), interleaved, with bwrap in
+// the same run for scale; and, when the server has shell sessions, shell_exec
+// `true` in a warm session (goal: under 20 ms).
+func serveBench(dir, bin string, n int) {
+	ctx := context.Background()
+	cmd := exec.Command(bin, "serve", "--workspace", dir)
+	cmd.Dir = dir
+	client := mcp.NewClient(&mcp.Implementation{Name: "forgebox-bench", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		fail("connect to forgebox serve: " + err.Error())
+	}
+	defer cs.Close()
+	call := func(name string, args map[string]any) (*mcp.CallToolResult, float64) {
+		start := time.Now()
+		res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+		took := float64(time.Since(start).Microseconds()) / 1000
+		if err != nil || res.IsError {
+			fail(fmt.Sprintf("%s %v: %v %+v", name, args, err, res))
+		}
+		return res, took
+	}
+	cli := []string{bin, "run", "--json", "--no-stdin", "--", "true"}
+	bwrap := []string{"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "true"}
+	const warmup = 10
+	var server, direct, bw, ratio []float64
+	for i := 0; i < n+warmup; i++ {
+		_, s := call("run_shell_command", map[string]any{"command": "true"})
+		d := timeRun(dir, cli)
+		b := timeRun(dir, bwrap)
+		if i >= warmup {
+			server, direct, bw, ratio = append(server, s), append(direct, d), append(bw, b), append(ratio, s/d)
+		}
+	}
+	fmt.Printf("\nagent interface, %d interleaved rounds\n", n)
+	fmt.Printf("  run_shell_command true via forgebox serve  median %6.2f ms  p99 %6.2f ms\n", pct(server, 50), pct(server, 99))
+	fmt.Printf("  forgebox run --json -- true                median %6.2f ms  p99 %6.2f ms\n", pct(direct, 50), pct(direct, 99))
+	fmt.Printf("  bwrap ... true                             median %6.2f ms\n", pct(bw, 50))
+	fmt.Printf("  server / CLI: median of round ratios %.3f (goal <= 1.5); server / bwrap %.2f\n", pct(ratio, 50), pct(server, 50)/pct(bw, 50))
+
+	tools, err := cs.ListTools(ctx, nil)
+	if err != nil {
+		fail(err.Error())
+	}
+	hasSessions := false
+	for _, t := range tools.Tools {
+		hasSessions = hasSessions || t.Name == "shell_exec"
+	}
+	if !hasSessions {
+		return
+	}
+	res, _ := call("shell_start", map[string]any{})
+	id, _ := res.StructuredContent.(map[string]any)["session"].(string)
+	var exec []float64
+	for i := 0; i < n+warmup; i++ {
+		_, t := call("shell_exec", map[string]any{"session": id, "command": "true"})
+		if i >= warmup {
+			exec = append(exec, t)
+		}
+	}
+	call("shell_close", map[string]any{"session": id})
+	fmt.Printf("  shell_exec true in a warm session          median %6.2f ms  p99 %6.2f ms (goal < 20 ms)\n", pct(exec, 50), pct(exec, 99))
+}

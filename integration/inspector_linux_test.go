@@ -1,0 +1,68 @@
+package integration
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+// inspector is the official MCP Inspector's command line, which scripts/setup
+// installs: an MCP client forgebox did not write.
+func inspector(t *testing.T) string {
+	t.Helper()
+	p := os.Getenv("FORGEBOX_MCP_INSPECTOR")
+	if p == "" {
+		p = "/opt/forgebox-ci/mcp-inspector/node_modules/.bin/mcp-inspector"
+	}
+	if _, err := exec.LookPath(p); err != nil {
+		if os.Getenv("FORGEBOX_REQUIRE_INSPECTOR") != "" {
+			t.Fatalf("the MCP Inspector is missing (%v): run scripts/setup", err)
+		}
+		t.Skipf("the MCP Inspector is not installed (%s): run scripts/setup", p)
+	}
+	return p
+}
+
+// inspect runs one Inspector CLI call against forgebox serve, as the mode's
+// user in the workspace, and decodes what it printed.
+func (e *env) inspect(t *testing.T, bin string, method string, args ...string) map[string]any {
+	t.Helper()
+	cli := append([]string{"--cli", forgebox, "serve", "--method", method}, args...)
+	r := e.runProgram(bin, cli...)
+	var out map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		t.Fatalf("inspector %s %q: exit %d, %v\nstdout: %s\nstderr: %s", method, args, r.code, err, r.stdout, r.stderr)
+	}
+	return out
+}
+
+// A scripted session with the MCP Inspector: the tools it lists, a command
+// it runs, a decision, and a denial that leaves the host unchanged.
+func TestInspectorSession(t *testing.T) {
+	bin := inspector(t)
+	forEachMode(t, func(t *testing.T, e *env) {
+		e = judgedEnv(t, e)
+		list := e.inspect(t, bin, "tools/list")
+		b, _ := json.Marshal(list["tools"])
+		for _, want := range []string{"run_shell_command", "check_command", "git"} {
+			if !strings.Contains(string(b), `"name":"`+want+`"`) {
+				t.Errorf("tools/list lacks %s: %s", want, b)
+			}
+		}
+		res := e.inspect(t, bin, "tools/call", "--tool-name", "run_shell_command", "--tool-arg", "command=echo from the inspector")
+		sc, _ := res["structuredContent"].(map[string]any)
+		if sc["stdout"] != "from the inspector\n" || sc["exit_code"] != 0.0 || res["isError"] == true {
+			t.Errorf("run_shell_command: %v", res)
+		}
+		res = e.inspect(t, bin, "tools/call", "--tool-name", "check_command", "--tool-arg", "command="+denyLine)
+		if sc, _ := res["structuredContent"].(map[string]any); sc["action"] != "deny" {
+			t.Errorf("check_command: %v", res)
+		}
+		res = e.inspect(t, bin, "tools/call", "--tool-name", "run_shell_command", "--tool-arg", "command="+denyLine)
+		if res["isError"] != true || e.ran() {
+			t.Errorf("denied line: %v (ran: %v)", res, e.ran())
+		}
+	})
+}

@@ -1,0 +1,284 @@
+package integration
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// mcpClient is a go-sdk client connected to forgebox serve, run as the
+// mode's user in the workspace.
+type mcpClient struct {
+	t   *testing.T
+	cs  *mcp.ClientSession
+	srv *os.Process
+}
+
+// serveMCP starts forgebox serve with these flags. answer, when set, is
+// the person's answer to an approval asked through the client
+// (elicitation); nil means a client that cannot ask.
+func (e *env) serveMCP(answer func(msg string) string, flags ...string) *mcpClient {
+	e.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := e.command(ctx, forgebox, append([]string{"serve"}, flags...)...)
+	cmd.Stderr = &strings.Builder{}
+	opts := &mcp.ClientOptions{}
+	if answer != nil {
+		opts.ElicitationHandler = func(_ context.Context, req *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			a := answer(req.Params.Message)
+			if a == "" {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			}
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": a}}, nil
+		}
+	}
+	client := mcp.NewClient(&mcp.Implementation{Name: "forgebox-test", Version: "1"}, opts)
+	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+	if err != nil {
+		cancel()
+		e.t.Fatalf("connect to forgebox serve: %v\nstderr: %s", err, cmd.Stderr)
+	}
+	e.t.Cleanup(func() {
+		cs.Close()
+		cancel()
+	})
+	return &mcpClient{t: e.t, cs: cs, srv: cmd.Process}
+}
+
+// call calls a tool and returns its result, its text and its structured
+// content decoded into out (when out is not nil).
+func (c *mcpClient) call(name string, args map[string]any, out any) (*mcp.CallToolResult, string) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	res, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		c.t.Fatalf("call %s %v: %v", name, args, err)
+	}
+	var text strings.Builder
+	for _, ct := range res.Content {
+		if tc, ok := ct.(*mcp.TextContent); ok {
+			text.WriteString(tc.Text)
+		}
+	}
+	if out != nil {
+		reflect.ValueOf(out).Elem().SetZero()
+	}
+	if out != nil && res.StructuredContent != nil {
+		b, _ := json.Marshal(res.StructuredContent)
+		if err := json.Unmarshal(b, out); err != nil {
+			c.t.Fatalf("%s: structured content %s: %v", name, b, err)
+		}
+	}
+	return res, text.String()
+}
+
+// commandOutput is the part of run_shell_command's structured result the
+// tests read.
+type commandOutput struct {
+	Ran      bool   `json:"ran"`
+	ExitCode int    `json:"exit_code"`
+	TimedOut bool   `json:"timed_out"`
+	Stdout   string `json:"stdout"`
+	Stderr   string `json:"stderr"`
+	Blocked  *struct {
+		Layer, Message, Hint string
+	} `json:"blocked"`
+	Approval *struct {
+		Scopes []string `json:"scopes"`
+		How    string   `json:"how"`
+	} `json:"approval_required"`
+	Decision *struct {
+		Action string `json:"action"`
+	} `json:"decision"`
+	HistoryKey string `json:"history_key"`
+}
+
+// The server lists its tools, runs commands through the sandbox, and
+// reports what it ran.
+func TestServeRunsCommands(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		// The judge allows everything here: what stops the commands below
+		// is the sandbox.
+		e.write(filepath.Join(e.configHome(), "forgebox", "config.json"), `{"forgebox": {"rules": {"allow": [{"pattern": "*"}]}}}`)
+		c := e.serveMCP(nil)
+		tools, err := c.cs.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, tl := range tools.Tools {
+			names = append(names, tl.Name)
+			if tl.Description == "" || tl.InputSchema == nil {
+				t.Errorf("tool %s has no description or input schema", tl.Name)
+			}
+		}
+		for _, want := range []string{"run_shell_command", "check_command", "git"} {
+			if !slices.Contains(names, want) {
+				t.Errorf("tools %v lack %s", names, want)
+			}
+		}
+		var out commandOutput
+		res, text := c.call("run_shell_command", map[string]any{"command": "echo hello; echo oops >&2; exit 3"}, &out)
+		if res.IsError || !out.Ran || out.ExitCode != 3 || out.Stdout != "hello\n" || out.Stderr != "oops\n" {
+			t.Errorf("result %+v, isError %v; want exit 3, hello, oops", out, res.IsError)
+		}
+		if !strings.HasPrefix(text, "exit 3 in ") || !strings.Contains(text, "hello") {
+			t.Errorf("text %q; want a summary line then the output", text)
+		}
+		// A write outside the workspace fails, and the result says which
+		// layer stopped it and where the workspace is; the host is unchanged.
+		victim := "/usr/forgebox-serve-" + marker()
+		_, _ = c.call("run_shell_command", map[string]any{"command": "touch " + victim}, &out)
+		if _, err := os.Stat(victim); err == nil {
+			os.Remove(victim)
+			t.Fatalf("the write outside the workspace reached the host")
+		}
+		if out.ExitCode == 0 || out.Blocked == nil || out.Blocked.Layer != "landlock" || !strings.Contains(out.Blocked.Hint, e.ws) {
+			t.Errorf("write outside the workspace: %+v; want a failure blamed on landlock naming the workspace", out)
+		}
+		// The directory must lie inside the workspace.
+		res, text = c.call("run_shell_command", map[string]any{"command": "pwd", "directory": "/etc"}, nil)
+		if !res.IsError || !strings.Contains(text, "outside the workspace") {
+			t.Errorf("directory /etc: isError %v, %q; want refused", res.IsError, text)
+		}
+		sub := filepath.Join(e.ws, "sub")
+		os.Mkdir(sub, 0o777)
+		os.Chmod(sub, 0o777)
+		if _, _ = c.call("run_shell_command", map[string]any{"command": "pwd", "directory": "sub"}, &out); out.Stdout != sub+"\n" {
+			t.Errorf("directory sub: stdout %q, want %s", out.Stdout, sub)
+		}
+		// The timeout kills the command.
+		begin := time.Now()
+		if c.call("run_shell_command", map[string]any{"command": "sleep 30", "timeout_ms": 500}, &out); !out.TimedOut || time.Since(begin) > 15*time.Second {
+			t.Errorf("timeout_ms 500: %+v after %v; want timed out quickly", out, time.Since(begin))
+		}
+		// Bad input is a tool error, not a crash.
+		for _, bad := range []map[string]any{{"command": ""}, {"command": "echo \x00"}, {"command": "true", "directory": "no/such/dir"}} {
+			if res, _ := c.call("run_shell_command", bad, nil); !res.IsError {
+				t.Errorf("%q: not an error", bad)
+			}
+		}
+		if res, err := c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_shell_command", Arguments: map[string]any{"command": 42}}); err == nil && !res.IsError {
+			t.Errorf("a number as the command was accepted")
+		}
+	})
+}
+
+// The judge applies to the server's commands exactly as to forgebox run:
+// a denied command starts nothing; one that needs approval starts only
+// once a person approved it through the client, never on the model's say.
+func TestServeJudgesCommands(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e = judgedEnv(t, e)
+		c := e.serveMCP(nil)
+		var out commandOutput
+		res, text := c.call("run_shell_command", map[string]any{"command": denyLine}, &out)
+		if !res.IsError || out.Ran || e.ran() || out.Blocked == nil || out.Blocked.Layer != "policy rule" || !strings.HasPrefix(text, "DENIED") {
+			t.Errorf("denied line: %+v, %q; want refused by a policy rule, nothing run", out, text)
+		}
+		res, text = c.call("run_shell_command", map[string]any{"command": askLine}, &out)
+		if !res.IsError || out.Ran || e.ran() || out.Approval == nil || !strings.Contains(out.Approval.How, "forgebox policy approve") {
+			t.Errorf("ask line without elicitation: %+v, %q; want approval_required with how to approve, nothing run", out, text)
+		}
+		var v struct{ Action string }
+		if c.call("check_command", map[string]any{"command": askLine}, &v); v.Action != "ask" {
+			t.Errorf("check_command: %+v; want ask", v)
+		}
+
+		var asked []string
+		answer := "no"
+		c = e.serveMCP(func(msg string) string { asked = append(asked, msg); return answer })
+		if _, text := c.call("run_shell_command", map[string]any{"command": askLine, "description": "make a marker"}, &out); out.Ran || e.ran() {
+			t.Errorf("declined: %+v; want nothing run", out)
+		} else if len(asked) != 1 {
+			t.Logf("declined: %s", text)
+		}
+		if len(asked) != 1 || !strings.Contains(asked[0], "frobnicate") || !strings.Contains(asked[0], "make a marker") {
+			t.Errorf("the person was asked %q; want the command and its description", asked)
+		}
+		answer = "once"
+		if c.call("run_shell_command", map[string]any{"command": askLine}, &out); !out.Ran || !e.ran() {
+			t.Errorf("approved once: %+v; want it run", out)
+		}
+		if c.call("run_shell_command", map[string]any{"command": askLine}, &out); len(asked) != 3 {
+			t.Errorf("once means once: asked %d times, want 3", len(asked))
+		}
+		e.ran()
+		answer = "session"
+		c.call("run_shell_command", map[string]any{"command": askLine}, &out)
+		answer = "no"
+		if c.call("run_shell_command", map[string]any{"command": askLine}, &out); !out.Ran || !e.ran() || len(asked) != 4 {
+			t.Errorf("approved for the session: %+v, asked %d times; want it run without asking again", out, len(asked))
+		}
+		// The denied line is never put to the person.
+		if c.call("run_shell_command", map[string]any{"command": denyLine}, &out); out.Ran || e.ran() || len(asked) != 4 {
+			t.Errorf("denied line with elicitation: %+v, asked %d; want refused without asking", out, len(asked))
+		}
+	})
+}
+
+// git runs non-interactively, and its risky forms are judged like the
+// command line.
+func TestServeGit(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e = judgedEnv(t, e)
+		c := e.serveMCP(nil)
+		var out commandOutput
+		c.call("git", map[string]any{"subcommand": "init", "args": []string{"-q", "-b", "main"}}, &out)
+		if !out.Ran || out.ExitCode != 0 {
+			t.Fatalf("git init: %+v", out)
+		}
+		os.WriteFile(filepath.Join(e.ws, "a.txt"), []byte("a\n"), 0o666)
+		c.call("git", map[string]any{"subcommand": "status", "args": []string{"--short"}}, &out)
+		if !strings.Contains(out.Stdout, "a.txt") {
+			t.Errorf("git status: %+v", out)
+		}
+		// No editor: a commit without -m fails at once instead of hanging.
+		begin := time.Now()
+		c.call("git", map[string]any{"subcommand": "add", "args": []string{"a.txt"}}, &out)
+		c.call("git", map[string]any{"subcommand": "commit"}, &out)
+		if out.ExitCode == 0 || time.Since(begin) > 20*time.Second {
+			t.Errorf("git commit without -m: %+v after %v; want a quick failure", out, time.Since(begin))
+		}
+		for _, bad := range []map[string]any{
+			{"subcommand": "config", "args": []string{"core.hooksPath", "/tmp"}},
+			{"subcommand": "fetch", "args": []string{"--upload-pack=touch /tmp/x", "origin"}},
+			{"subcommand": "status; rm -rf /"},
+		} {
+			if res, text := c.call("git", bad, nil); !res.IsError {
+				t.Errorf("git %v: %q; want refused", bad, text)
+			}
+		}
+		res, _ := c.call("git", map[string]any{"subcommand": "push", "args": []string{"--force", "origin", "main"}}, &out)
+		if !res.IsError || out.Ran {
+			t.Errorf("git push --force: %+v; want denied or awaiting approval", out)
+		}
+	})
+}
+
+// Killing the server kills what it runs.
+func TestServeDeathKillsCommands(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.write(filepath.Join(e.configHome(), "forgebox", "config.json"), `{"forgebox": {"rules": {"allow": [{"pattern": "*"}]}}}`)
+		c := e.serveMCP(nil)
+		m := marker()
+		go c.cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_shell_command",
+			Arguments: map[string]any{"command": "sleep " + m}})
+		if !waitFor(20*time.Second, func() bool { return len(processesWith(m)) > 0 }) {
+			t.Fatal("the command did not start")
+		}
+		c.srv.Kill()
+		if !waitFor(20*time.Second, func() bool { return len(processesWith(m)) == 0 }) {
+			noProcesses(t, m) // kills them, and fails
+		}
+	})
+}
