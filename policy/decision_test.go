@@ -29,3 +29,18 @@ func TestDecisionRoundTrip(t *testing.T) {
 		t.Error("an unknown action was accepted")
 	}
 }
+
+// A home directory inside /tmp is still the home: deleting it is not
+// deleting scratch files.
+func TestHomeInsideTemp(t *testing.T) {
+	e := New(Default())
+	ctx := &Context{Workspace: "/tmp/ws", Cwd: "/tmp/ws", Home: "/tmp/home", TempDirs: []string{"/tmp"}}
+	for _, line := range []string{"rm -rf ~", "rm -rf /tmp/home", "rm -rf ~/.ssh"} {
+		if d := e.DecideLine(ctx, line); d.Action == Allow {
+			t.Errorf("%s with HOME=/tmp/home: allowed (%v)", line, d.Reasons)
+		}
+	}
+	if d := e.DecideLine(ctx, "rm -rf /tmp/scratch"); d.Action != Allow {
+		t.Errorf("rm -rf /tmp/scratch: %v %v; want allowed (scratch)", d.Action, d.Reasons)
+	}
+}

@@ -164,6 +164,14 @@ func (ctx *Context) Place(p string) Place {
 			return PlaceWorkspace
 		}
 	}
+	// The home directory before the temporary ones: a home that lies in
+	// /tmp (a CI runner's, a container's) is still the user's.
+	if rel, ok := under(a, ctx.Home); ok && ctx.Home != "/" {
+		if rel == "" {
+			return PlaceHomeRoot
+		}
+		return PlaceHome
+	}
 	for _, t := range ctx.tempDirs() {
 		if rel, ok := under(a, t); ok {
 			if rel == "" {
@@ -171,17 +179,6 @@ func (ctx *Context) Place(p string) Place {
 			}
 			return PlaceTemp
 		}
-	}
-	if rel, ok := under(a, ctx.Home); ok {
-		if rel == "" {
-			return PlaceHomeRoot
-		}
-		if ctx.Workspace == ctx.Home {
-			// The home directory is the workspace: its contents are the
-			// user's, but so is every project under it.
-			return PlaceHome
-		}
-		return PlaceHome
 	}
 	top := strings.TrimPrefix(a, "/")
 	rest := ""
