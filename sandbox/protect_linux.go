@@ -11,16 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Paths that let a command plant something the user's own tools run later.
-// When they exist they are mounted read-only. When they are missing at the
-// workspace root, the run may not keep them: they are checked once the
-// process tree is dead, and whatever the run created there is moved aside
-// (quarantined) and reported (quarantine_linux.go).
-var (
-	protectedFiles = []string{".bashrc", ".bash_profile", ".bash_login", ".profile", ".zshrc", ".zprofile", ".zshenv", ".envrc", ".mcp.json"}
-	protectedDirs  = []string{".vscode", ".idea", ".claude", ".forgebox", ".devcontainer", ".cursor", ".gemini"}
-)
-
 // scanSkip are directories the nested-repository scan does not enter: they
 // are large and never hold repositories a user works in.
 var scanSkip = []string{"node_modules", ".cache", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
