@@ -8,11 +8,14 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/forgebox/forgebox/files"
 	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/session"
 )
 
 // Backend is the run path the server shares with the command line: it
@@ -63,6 +66,16 @@ type Config struct {
 	// printed nothing for that long.
 	DefaultTimeout, MaxTimeout, IdleTimeout time.Duration
 
+	// Files, when set, offers the file tools, confined to the workspace.
+	Files *files.FS
+	// Sessions, when set, offers the shell session tools; SessionArgv is
+	// the program a session runs in dir (forgebox run --pty ... bash).
+	Sessions    *session.Manager
+	SessionArgv func(dir string) []string
+	// Record, when set, records a command run in a shell session in the
+	// history; it returns the run's history key.
+	Record func(SessionCommand) string
+
 	// ApproveHint is how a person approves a command outside the client,
 	// shown when the client cannot ask them: a command line with %s for
 	// the quoted command.
@@ -80,6 +93,9 @@ const (
 type server struct {
 	c       Config
 	pending pending
+
+	mu   sync.Mutex
+	cwds map[string]string // shell sessions' directories, by id
 }
 
 // NewServer returns the MCP server with forgebox's tools.
@@ -100,6 +116,8 @@ func NewServer(c Config) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "forgebox", Title: "forgebox: sandboxed shell", Version: c.Version},
 		&mcp.ServerOptions{Instructions: s.instructions()})
 	s.addShellTools(srv)
+	s.addFileTools(srv)
+	s.addSessionTools(srv)
 	return srv, nil
 }
 

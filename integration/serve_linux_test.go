@@ -3,7 +3,9 @@ package integration
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -279,6 +281,190 @@ func TestServeDeathKillsCommands(t *testing.T) {
 		c.srv.Kill()
 		if !waitFor(20*time.Second, func() bool { return len(processesWith(m)) == 0 }) {
 			noProcesses(t, m) // kills them, and fails
+		}
+	})
+}
+
+// shellOut is the part of shell_exec's result the tests read.
+type shellOut struct {
+	Ran        bool                    `json:"ran"`
+	ExitCode   int                     `json:"exit_code"`
+	Output     string                  `json:"output"`
+	TimedOut   bool                    `json:"timed_out"`
+	HistoryKey string                  `json:"history_key"`
+	Blocked    *struct{ Layer string } `json:"blocked"`
+	Approval   *struct{ How string }   `json:"approval_required"`
+}
+
+// readUntil reads a session until its screen shows want.
+func (c *mcpClient) readUntil(id, want string) string {
+	c.t.Helper()
+	var last string
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); {
+		var r struct {
+			Output string
+			Screen struct{ Text string }
+		}
+		c.call("shell_read", map[string]any{"session": id, "wait_ms": 300}, &r)
+		last = r.Screen.Text
+		if strings.Contains(last, want) {
+			return last
+		}
+	}
+	c.t.Fatalf("session %s never showed %q; the screen:\n%s", id, want, last)
+	return ""
+}
+
+// A shell session is a sandboxed bash that keeps its state, judges each
+// command, drives interactive programs, records its commands with the
+// session's id, and takes its processes with it when closed.
+func TestServeSessions(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e = judgedEnv(t, e)
+		// The judge lets this one write outside the workspace through: the
+		// session's sandbox must stop it.
+		victim := "/usr/fb-" + marker()
+		escape := "touch " + victim + "; echo status=$?"
+		e.write(filepath.Join(e.configHome(), "forgebox", "config.json"),
+			fmt.Sprintf(`{"forgebox": {"rules": {"allow": [{"command": %q}]}}}`, "touch "+victim))
+		c := e.serveMCP(nil)
+		var st struct{ Session, Cwd string }
+		if res, text := c.call("shell_start", map[string]any{}, &st); res.IsError || st.Session == "" {
+			t.Fatalf("shell_start: %s", text)
+		}
+		id := st.Session
+		os.Mkdir(filepath.Join(e.ws, "sub"), 0o777)
+		os.Chmod(filepath.Join(e.ws, "sub"), 0o777)
+		var out shellOut
+		c.call("shell_exec", map[string]any{"session": id, "command": "cd sub && export X=41"}, &out)
+		if c.call("shell_exec", map[string]any{"session": id, "command": "pwd; echo $((X+1))"}, &out); out.Output != filepath.Join(e.ws, "sub")+"\n42\n" {
+			t.Errorf("state did not persist: %+v", out)
+		}
+		if c.call("shell_exec", map[string]any{"session": id, "command": escape}, &out); !out.Ran || !strings.Contains(out.Output, "status=1") {
+			t.Errorf("write outside the workspace: %+v", out)
+		}
+		if _, err := os.Stat(victim); err == nil {
+			os.Remove(victim)
+			t.Errorf("the session wrote %s on the host", victim)
+		}
+		res, _ := c.call("shell_exec", map[string]any{"session": id, "command": denyLine}, &out)
+		if !res.IsError || out.Ran || e.ran() || out.Blocked == nil {
+			t.Errorf("denied line in a session: %+v", out)
+		}
+		res, _ = c.call("shell_exec", map[string]any{"session": id, "command": "cd .. && " + askLine}, &out)
+		if !res.IsError || out.Ran || e.ran() || out.Approval == nil {
+			t.Errorf("ask line in a session: %+v", out)
+		}
+
+		// Interactive programs, through shell_send and shell_read.
+		if _, err := exec.LookPath("python3"); err == nil {
+			c.call("shell_send", map[string]any{"session": id, "input": "python3 -q{Enter}"}, nil)
+			c.readUntil(id, ">>>")
+			c.call("shell_send", map[string]any{"session": id, "input": "6*7{Enter}"}, nil)
+			c.readUntil(id, "42")
+			if res, _ := c.call("shell_exec", map[string]any{"session": id, "command": "echo no"}, nil); !res.IsError {
+				t.Errorf("shell_exec while python holds the terminal was accepted")
+			}
+			c.call("shell_send", map[string]any{"session": id, "input": "{Ctrl-D}"}, nil)
+		}
+		if _, err := exec.LookPath("vim"); err == nil {
+			c.call("shell_send", map[string]any{"session": id, "input": "vim -u NONE -N notes.txt{Enter}"}, nil)
+			c.readUntil(id, "notes.txt")
+			c.call("shell_send", map[string]any{"session": id, "input": "itext here{Esc}:wq{Enter}"}, nil)
+			waitFor(10*time.Second, func() bool {
+				b, _ := os.ReadFile(filepath.Join(e.ws, "sub", "notes.txt"))
+				return string(b) == "text here\n"
+			})
+			if b, _ := os.ReadFile(filepath.Join(e.ws, "sub", "notes.txt")); string(b) != "text here\n" {
+				t.Errorf("vim wrote %q", b)
+			}
+		}
+		if _, err := exec.LookPath("less"); err == nil {
+			c.call("shell_exec", map[string]any{"session": id, "command": "seq 1 500 > nums"}, nil)
+			c.call("shell_send", map[string]any{"session": id, "input": "less nums{Enter}"}, nil)
+			c.readUntil(id, "20")
+			c.call("shell_send", map[string]any{"session": id, "input": "q"}, nil)
+		}
+		m := marker()
+		c.call("shell_send", map[string]any{"session": id, "input": "sleep " + m + "{Enter}"}, nil)
+		if !waitFor(10*time.Second, func() bool { return len(processesWith(m)) > 0 }) {
+			t.Fatal("sleep did not start")
+		}
+		c.call("shell_send", map[string]any{"session": id, "input": "{Ctrl-C}"}, nil)
+		if !waitFor(10*time.Second, func() bool { return len(processesWith(m)) == 0 }) {
+			t.Errorf("Ctrl-C did not stop sleep")
+		}
+		if c.call("shell_exec", map[string]any{"session": id, "command": "echo back"}, &out); out.Output != "back\n" {
+			t.Errorf("after Ctrl-C: %+v", out)
+		}
+
+		// The commands are in the history, with the session's id.
+		r := e.run([]string{"history", "--json", "--limit", "100"})
+		if !strings.Contains(r.stdout, `"pty_session_id":"`+id+`"`) || !strings.Contains(r.stdout, `pwd; echo $((X+1))`) {
+			t.Errorf("history lacks the session's commands:\n%s", r.stdout)
+		}
+
+		// Closing the session kills what it started, in the background too.
+		m = marker()
+		c.call("shell_exec", map[string]any{"session": id, "command": "sleep " + m + " &"}, nil)
+		if !waitFor(10*time.Second, func() bool { return len(processesWith(m)) > 0 }) {
+			t.Fatal("the background sleep did not start")
+		}
+		c.call("shell_close", map[string]any{"session": id}, nil)
+		noProcesses(t, m)
+		if res, _ := c.call("shell_exec", map[string]any{"session": id, "command": "true"}, nil); !res.IsError {
+			t.Error("a closed session ran a command")
+		}
+	})
+}
+
+// The file tools stay in the workspace and keep its protected paths.
+func TestServeFiles(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e = judgedEnv(t, e)
+		os.MkdirAll(filepath.Join(e.ws, ".git", "hooks"), 0o777)
+		exec.Command("chmod", "-R", "a+rwX", e.ws).Run()
+		c := e.serveMCP(nil)
+		if res, text := c.call("write_file", map[string]any{"path": "dir/a.txt", "content": "hello\n"}, nil); res.IsError {
+			t.Fatalf("write_file: %s", text)
+		}
+		var rd struct{ Content string }
+		if c.call("read_file", map[string]any{"path": "dir/a.txt"}, &rd); rd.Content != "hello\n" {
+			t.Errorf("read_file: %q", rd.Content)
+		}
+		c.call("copy_item", map[string]any{"source": "dir/a.txt", "destination": "dir/b.txt"}, nil)
+		c.call("move_item", map[string]any{"source": "dir/b.txt", "destination": "c.txt"}, nil)
+		var l struct{ Entries []struct{ Name string } }
+		c.call("list_directory", map[string]any{"path": "."}, &l)
+		names := fmt.Sprint(l.Entries)
+		if !strings.Contains(names, "c.txt") || !strings.Contains(names, "dir") {
+			t.Errorf("list_directory: %s", names)
+		}
+		if res, text := c.call("delete_item", map[string]any{"path": "c.txt"}, nil); res.IsError {
+			t.Errorf("delete_item c.txt: %s", text)
+		}
+		if _, err := os.Stat(filepath.Join(e.ws, "c.txt")); err == nil {
+			t.Error("c.txt was not deleted")
+		}
+		for _, bad := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"write_file", map[string]any{"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\ntouch /tmp/pwned\n"}},
+			{"write_file", map[string]any{"path": ".envrc", "content": "x"}},
+			{"write_file", map[string]any{"path": "../escape.txt", "content": "x"}},
+			{"read_file", map[string]any{"path": "/etc/passwd"}},
+			{"move_item", map[string]any{"source": "dir/a.txt", "destination": ".git/hooks/post-checkout"}},
+			{"delete_item", map[string]any{"path": ".git/hooks", "recursive": true}},
+		} {
+			if res, text := c.call(bad.tool, bad.args, nil); !res.IsError {
+				t.Errorf("%s %v: %q; want refused", bad.tool, bad.args, text)
+			}
+		}
+		for _, p := range []string{".git/hooks/pre-commit", ".git/hooks/post-checkout", ".envrc", "../escape.txt"} {
+			if _, err := os.Lstat(filepath.Join(e.ws, p)); err == nil {
+				t.Errorf("%s exists after a refused action", p)
+			}
 		}
 	})
 }

@@ -15,13 +15,18 @@ import (
 	"os/signal"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/forgebox/forgebox/agent"
+	"github.com/forgebox/forgebox/files"
+	"github.com/forgebox/forgebox/history"
 	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/sandbox"
+	"github.com/forgebox/forgebox/session"
 )
 
 const serveUsage = `Usage:
@@ -109,11 +114,12 @@ func (e env) serve(args []string) int {
 		e.errorf("serve: unexpected argument %q; see forgebox serve --help", fs.Arg(0))
 		return exitForgebox
 	}
-	_, cfg, err := newServeBackend(rf, sf)
+	b, cfg, err := newServeBackend(rf, sf)
 	if err != nil {
 		e.errorf("serve: %v", err)
 		return exitForgebox
 	}
+	defer b.close()
 	srv, err := agent.NewServer(cfg)
 	if err != nil {
 		e.errorf("serve: %v", err)
@@ -139,6 +145,15 @@ type serveBackend struct {
 	workspace string
 	session   string
 	pol       policyOpts
+
+	files    *files.FS
+	sessions *session.Manager
+
+	// The history of shell sessions' commands.
+	recording bool
+	historyDB string
+	mu        sync.Mutex
+	spool     *history.Spool
 }
 
 func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, error) {
@@ -154,21 +169,108 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 	if err != nil {
 		return nil, agent.Config{}, err
 	}
-	session := os.Getenv("FORGEBOX_SESSION")
-	if validSessionID(session) != nil {
-		session = "mcp-" + nonce(6)
+	sid := os.Getenv("FORGEBOX_SESSION")
+	if validSessionID(sid) != nil {
+		sid = "mcp-" + nonce(6)
 	}
-	b := &serveBackend{exe: exe, forward: sf.forward, workspace: ctx.Workspace, session: session,
-		pol: policyOpts{file: rf.pol.file, workspace: ctx.Workspace, session: session}}
+	b := &serveBackend{exe: exe, forward: sf.forward, workspace: ctx.Workspace, session: sid,
+		pol: policyOpts{file: rf.pol.file, workspace: ctx.Workspace, session: sid}}
 	if !slices.ContainsFunc(b.forward, func(a string) bool { return strings.HasPrefix(a, "--workspace=") }) {
 		b.forward = append(b.forward, "--workspace="+ctx.Workspace)
 	}
 	cfg := agent.Config{
-		Workspace: ctx.Workspace, Version: version, SessionID: session, Backend: b,
+		Workspace: ctx.Workspace, Version: version, SessionID: sid, Backend: b,
 		DefaultTimeout: sf.defaultTimeout.d, MaxTimeout: sf.timeout.d, IdleTimeout: sf.idleTimeout.d,
-		ApproveHint: "forgebox policy approve --session " + session + " --workspace " + posixQuote(ctx.Workspace) + " -c %s",
+		ApproveHint: "forgebox policy approve --session " + sid + " --workspace " + posixQuote(ctx.Workspace) + " -c %s",
+		SessionArgv: b.sessionArgv, Record: b.record,
 	}
+	// The file tools keep the sandbox's rules: the workspace only, its
+	// protected names read-only, --hide paths unread.
+	fs, err := files.New(files.Options{Root: ctx.Workspace, Protected: sandbox.ProtectedNames(), Hidden: rf.hide})
+	if err != nil && !errors.Is(err, errors.ErrUnsupported) {
+		return nil, agent.Config{}, fmt.Errorf("the file tools: %w", err)
+	}
+	if err == nil {
+		cfg.Files, b.files = fs, fs
+	}
+	if sf.maxSessions > 0 {
+		b.sessions = session.NewManager(sf.maxSessions, sf.sessionIdle.d)
+		cfg.Sessions = b.sessions
+	}
+	if !rf.noHistory {
+		b.historyDB = rf.historyDB
+	}
+	b.recording = !rf.noHistory
 	return b, cfg, nil
+}
+
+// close ends the sessions (their sandboxes die with them) and releases the
+// workspace.
+func (b *serveBackend) close() {
+	if b.sessions != nil {
+		b.sessions.CloseAll()
+	}
+	if b.files != nil {
+		b.files.Close()
+	}
+}
+
+// sessionArgv is the program of a shell session: bash, in a forgebox run
+// with the server's settings and a terminal. The shell itself is not
+// judged; each command shell_exec types is, by the server.
+func (b *serveBackend) sessionArgv(dir string) []string {
+	args := []string{b.exe, "run", "--pty", "--no-policy", "--session=" + b.session}
+	args = append(args, withoutPolicy(b.forward)...)
+	return append(args, "--", "bash", "--noprofile", "--norc", "-i")
+}
+
+// withoutPolicy drops --policy: forgebox run refuses it with --no-policy.
+func withoutPolicy(flags []string) []string {
+	var out []string
+	for _, f := range flags {
+		if !strings.HasPrefix(f, "--policy=") {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// record writes a command shell_exec ran to the history's spool, as one
+// complete row with its session's id.
+func (b *serveBackend) record(c agent.SessionCommand) string {
+	if !b.recording {
+		return ""
+	}
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.spool == nil {
+		path, err := historyPath(b.historyDB)
+		if err == nil {
+			b.spool, err = history.OpenSpool(path, historyOptions(history.NewRedactor(nil)))
+		}
+		if err != nil {
+			return ""
+		}
+	}
+	end := c.Started.Add(c.Result.Duration)
+	dur := ms(c.Result.Duration)
+	code := c.Result.ExitCode
+	row := &history.Run{
+		SessionID: b.session, PTYSessionID: c.PTYSession, Command: c.Command, Cwd: c.Cwd, Workspace: b.workspace,
+		Status: history.StatusFinished, StartedAt: c.Started, EndedAt: &end, DurationMS: &dur, ExitCode: &code,
+		TimedOut: c.Result.TimedOut, Stdout: c.Result.Output, StdoutBytes: int64(len(c.Result.Output)),
+		OutputTruncated: c.Result.Truncated, OutputKept: true, Version: version,
+	}
+	if c.Result.ExitCode < 0 {
+		row.Status, row.ExitCode, row.DurationMS = history.StatusDenied, nil, nil
+	}
+	g := grant{asked: c.Approved, approved: c.Approved}
+	verdict{status: row.Status, j: &judged{decision: c.Decision, grant: g}}.fill(row)
+	row.Status = cmp.Or(row.Status, history.StatusFinished)
+	if err := b.spool.Write(row); err != nil {
+		return ""
+	}
+	return row.Key
 }
 
 // nonce is n random bytes in hex.

@@ -1,0 +1,179 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/forgebox/forgebox/files"
+	"github.com/forgebox/forgebox/policy"
+)
+
+// The file tools act in the workspace without a shell, confined by the
+// files package to the same rules as the sandbox: nothing outside the
+// workspace, no symbolic link out of it, protected paths read-only, hidden
+// ones never read.
+
+type PathInput struct {
+	Path string `json:"path" jsonschema:"a path inside the workspace, relative to it or absolute"`
+}
+
+type ReadInput struct {
+	Path   string `json:"path" jsonschema:"the file, inside the workspace"`
+	Offset int64  `json:"offset,omitempty" jsonschema:"the byte to start at (default 0); the result says where the next part starts"`
+	Limit  int64  `json:"limit,omitempty" jsonschema:"at most this many bytes (default and maximum 256 KiB)"`
+}
+
+type WriteInput struct {
+	Path    string `json:"path" jsonschema:"the file to create or replace, inside the workspace"`
+	Content string `json:"content" jsonschema:"the whole new content, as text"`
+}
+
+type MoveInput struct {
+	Source      string `json:"source" jsonschema:"what to move or copy, inside the workspace"`
+	Destination string `json:"destination" jsonschema:"the new path, inside the workspace; it must not exist"`
+}
+
+type DeleteInput struct {
+	Path      string `json:"path" jsonschema:"what to delete, inside the workspace"`
+	Recursive bool   `json:"recursive,omitempty" jsonschema:"delete a directory and everything in it"`
+}
+
+// Done is the result of a file action that returns nothing else.
+type Done struct {
+	Done bool   `json:"done"`
+	Path string `json:"path"`
+}
+
+func (s *server) addFileTools(srv *mcp.Server) {
+	if s.c.Files == nil {
+		return
+	}
+	edit := &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}
+	mcp.AddTool(srv, &mcp.Tool{Name: "list_directory", Description: "List a directory of the workspace: names, types, sizes, modes, times and link targets. Hidden (secret) names show only their name.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.listDirectory)
+	mcp.AddTool(srv, &mcp.Tool{Name: "read_file", Description: "Read a file of the workspace as text, in parts of at most 256 KiB (offset, limit); a binary file comes back in base64 with binary true.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.readFile)
+	mcp.AddTool(srv, &mcp.Tool{Name: "write_file", Description: "Create or replace a file of the workspace with this text (parent directories are created). Protected files (.git/hooks, .envrc, editor and agent settings) cannot be written.",
+		Annotations: edit}, s.writeFile)
+	mcp.AddTool(srv, &mcp.Tool{Name: "make_directory", Description: "Create a directory of the workspace, and its parents.", Annotations: edit}, s.makeDirectory)
+	mcp.AddTool(srv, &mcp.Tool{Name: "move_item", Description: "Move or rename a file or directory inside the workspace; the destination must not exist.", Annotations: edit}, s.moveItem)
+	mcp.AddTool(srv, &mcp.Tool{Name: "copy_item", Description: "Copy a file or directory tree inside the workspace; the destination must not exist.", Annotations: edit}, s.copyItem)
+	mcp.AddTool(srv, &mcp.Tool{Name: "delete_item", Description: "Delete a file, or a directory with recursive true. The policy judges it like rm: it may be denied or need a person's approval.",
+		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}}, s.deleteItem)
+}
+
+// fileError renders an error of the files package for the model.
+func fileError(err error) *mcp.CallToolResult {
+	var fe *files.Error
+	if errors.As(err, &fe) && fe.Hint != "" {
+		return textResult(fmt.Sprintf("%v\nhint: %s", err, fe.Hint), true)
+	}
+	return textResult(err.Error(), true)
+}
+
+func (s *server) listDirectory(_ context.Context, _ *mcp.CallToolRequest, in PathInput) (*mcp.CallToolResult, files.Listing, error) {
+	if in.Path == "" {
+		in.Path = "."
+	}
+	l, err := s.c.Files.List(in.Path)
+	if err != nil {
+		return fileError(err), files.Listing{}, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: %d entries", l.Path, len(l.Entries))
+	if l.Truncated {
+		b.WriteString(" (truncated)")
+	}
+	for _, e := range l.Entries {
+		fmt.Fprintf(&b, "\n%-7s %10d  %s", e.Type, e.Size, e.Name)
+		if e.Link != "" {
+			fmt.Fprintf(&b, " -> %s", e.Link)
+		}
+	}
+	return textResult(b.String(), false), l, nil
+}
+
+func (s *server) readFile(_ context.Context, _ *mcp.CallToolRequest, in ReadInput) (*mcp.CallToolResult, files.ReadResult, error) {
+	r, err := s.c.Files.Read(in.Path, in.Offset, in.Limit)
+	if err != nil {
+		return fileError(err), files.ReadResult{}, nil
+	}
+	head := fmt.Sprintf("%s: bytes %d-%d of %d", r.Path, r.Offset, r.Offset+r.Length, r.Size)
+	if !r.EOF {
+		head += fmt.Sprintf(" (more follows: read again with offset %d)", r.Offset+r.Length)
+	}
+	if r.Binary {
+		head += " (binary: base64)"
+	}
+	return textResult(head+"\n"+r.Content, false), r, nil
+}
+
+func (s *server) writeFile(_ context.Context, _ *mcp.CallToolRequest, in WriteInput) (*mcp.CallToolResult, Done, error) {
+	if err := s.c.Files.Write(in.Path, in.Content, true); err != nil {
+		return fileError(err), Done{}, nil
+	}
+	return textResult(fmt.Sprintf("wrote %d bytes to %s", len(in.Content), in.Path), false), Done{Done: true, Path: in.Path}, nil
+}
+
+func (s *server) makeDirectory(_ context.Context, _ *mcp.CallToolRequest, in PathInput) (*mcp.CallToolResult, Done, error) {
+	if err := s.c.Files.Mkdir(in.Path); err != nil {
+		return fileError(err), Done{}, nil
+	}
+	return textResult("created "+in.Path, false), Done{Done: true, Path: in.Path}, nil
+}
+
+func (s *server) moveItem(_ context.Context, _ *mcp.CallToolRequest, in MoveInput) (*mcp.CallToolResult, Done, error) {
+	if err := s.c.Files.Move(in.Source, in.Destination); err != nil {
+		return fileError(err), Done{}, nil
+	}
+	return textResult(fmt.Sprintf("moved %s to %s", in.Source, in.Destination), false), Done{Done: true, Path: in.Destination}, nil
+}
+
+func (s *server) copyItem(_ context.Context, _ *mcp.CallToolRequest, in MoveInput) (*mcp.CallToolResult, Done, error) {
+	if err := s.c.Files.Copy(in.Source, in.Destination); err != nil {
+		return fileError(err), Done{}, nil
+	}
+	return textResult(fmt.Sprintf("copied %s to %s", in.Source, in.Destination), false), Done{Done: true, Path: in.Destination}, nil
+}
+
+// deleteItem is judged as the rm command that would do the same: what the
+// policy denies for rm it denies here, and what it asks about is put to
+// the person the same way.
+func (s *server) deleteItem(ctx context.Context, req *mcp.CallToolRequest, in DeleteInput) (*mcp.CallToolResult, Done, error) {
+	if strings.TrimSpace(in.Path) == "" || strings.IndexByte(in.Path, 0) >= 0 {
+		return textResult("path is empty or holds a NUL byte", true), Done{}, nil
+	}
+	argv := []string{"rm", "--", in.Path}
+	if in.Recursive {
+		argv = []string{"rm", "-r", "--", in.Path}
+	}
+	t := Target{Argv: argv, Dir: s.c.Workspace}
+	if answer, ok := s.answered(req, t); ok {
+		if _, refused := s.grant(ctx, t, answer); refused != nil {
+			return textResult(refused.Message+"\nhint: "+refused.How, true), Done{}, nil
+		}
+	} else {
+		d, err := s.c.Backend.Check(ctx, t)
+		if err != nil {
+			return textResult("forgebox could not judge the deletion: "+err.Error(), true), Done{}, nil
+		}
+		switch d.Action {
+		case policy.Deny:
+			return textResult(fmt.Sprintf("DENIED: deleting %s (judged as %s): %s\nhint: do not delete it another way; ask the person", in.Path, t.display(), reasonsOf(d)), true), Done{}, nil
+		case policy.Ask:
+			if canElicit(req) {
+				return s.askPerson(t, d, "delete "+in.Path), Done{}, nil
+			}
+			need := s.approvalNeeded(t, d)
+			return textResult("NEEDS APPROVAL: "+need.Message+"\nhint: "+need.How, true), Done{}, nil
+		}
+	}
+	if err := s.c.Files.Delete(in.Path, in.Recursive); err != nil {
+		return fileError(err), Done{}, nil
+	}
+	return textResult("deleted "+in.Path, false), Done{Done: true, Path: in.Path}, nil
+}

@@ -1,0 +1,250 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/session"
+)
+
+// Shell sessions: a sandboxed bash on a pseudo-terminal that lives between
+// calls. Each session is one forgebox run of bash with the server's
+// settings; what shell_exec runs in it is judged first, like any command,
+// and recorded in the history with the session's id.
+
+type ShellStartInput struct {
+	Cwd  string `json:"cwd,omitempty" jsonschema:"the directory the shell starts in, inside the workspace (default: the workspace)"`
+	Rows int    `json:"rows,omitempty" jsonschema:"terminal rows (default 24)"`
+	Cols int    `json:"cols,omitempty" jsonschema:"terminal columns (default 80)"`
+}
+
+type ShellStarted struct {
+	Session string `json:"session"`
+	Cwd     string `json:"cwd"`
+}
+
+type ShellExecInput struct {
+	Session   string `json:"session" jsonschema:"the session id shell_start returned"`
+	Command   string `json:"command" jsonschema:"the command line to run in the session's shell; cd and exports persist"`
+	TimeoutMS int64  `json:"timeout_ms,omitempty" jsonschema:"interrupt it (Ctrl-C) after this many milliseconds (default 120000; capped by the server)"`
+}
+
+type ShellExecOutput struct {
+	Ran          bool            `json:"ran"`
+	ExitCode     int             `json:"exit_code"`
+	Output       string          `json:"output"`
+	TimedOut     bool            `json:"timed_out"`
+	StillRunning bool            `json:"still_running,omitempty"`
+	Truncated    bool            `json:"truncated"`
+	DurationMS   float64         `json:"duration_ms"`
+	Cwd          string          `json:"cwd,omitempty"`
+	Blocked      *Blocked        `json:"blocked,omitempty"`
+	Approval     *ApprovalNeeded `json:"approval_required,omitempty"`
+	Decision     *Verdict        `json:"decision,omitempty"`
+	HistoryKey   string          `json:"history_key,omitempty"`
+}
+
+type ShellSendInput struct {
+	Session string `json:"session" jsonschema:"the session id"`
+	Input   string `json:"input" jsonschema:"text and keys to type"`
+}
+
+type ShellReadInput struct {
+	Session string `json:"session" jsonschema:"the session id"`
+	WaitMS  int64  `json:"wait_ms,omitempty" jsonschema:"wait up to this many milliseconds for output to settle (default 500, at most 30000)"`
+}
+
+type ShellReadOutput struct {
+	Output    string         `json:"output"`
+	Truncated bool           `json:"truncated"`
+	Screen    session.Screen `json:"screen"`
+	AtPrompt  bool           `json:"at_prompt"`
+	Alive     bool           `json:"alive"`
+}
+
+type SessionInput struct {
+	Session string `json:"session" jsonschema:"the session id"`
+}
+
+type ShellList struct {
+	Sessions []session.Info `json:"sessions"`
+}
+
+// SessionCommand is a command shell_exec ran, for the history.
+type SessionCommand struct {
+	PTYSession string
+	Command    string
+	Cwd        string
+	Decision   *policy.Decision
+	Approved   bool // a person approved it here
+	Started    time.Time
+	Result     session.ExecResult
+}
+
+func (s *server) addSessionTools(srv *mcp.Server) {
+	if s.c.Sessions == nil || s.c.SessionArgv == nil {
+		return
+	}
+	mcp.AddTool(srv, &mcp.Tool{Name: "shell_start", Description: `Start a sandboxed bash on a terminal that persists between calls (cd, exported variables, a virtualenv carry over) and can run interactive programs. Returns the session id. Sessions close after a while unused; at most a few are open at once.`},
+		s.shellStart)
+	mcp.AddTool(srv, &mcp.Tool{Name: "shell_exec", Description: `Run a command line in a session's shell and wait for it: its output and exit status. It is judged by the policy first, like run_shell_command. Refused while an interactive program holds the terminal (use shell_send and shell_read for that).`},
+		s.shellExec)
+	mcp.AddTool(srv, &mcp.Tool{Name: "shell_send", Description: "Type into a session's terminal, for interactive programs (a REPL, vim, less, top, git rebase -i). " + session.KeySyntax + " What you type is not judged by the policy: the session's sandbox still applies."},
+		s.shellSend)
+	mcp.AddTool(srv, &mcp.Tool{Name: "shell_read", Description: "Read a session: the output since the last read, and the screen as a terminal shows it (rows of text, cursor position), to see what vim or top displays.",
+		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.shellRead)
+	mcp.AddTool(srv, &mcp.Tool{Name: "shell_list", Description: "List the open shell sessions.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.shellList)
+	mcp.AddTool(srv, &mcp.Tool{Name: "shell_close", Description: "Close a shell session: every process it started dies."}, s.shellClose)
+}
+
+func (s *server) shellStart(ctx context.Context, _ *mcp.CallToolRequest, in ShellStartInput) (*mcp.CallToolResult, ShellStarted, error) {
+	dir, err := s.directory(in.Cwd)
+	if err != nil {
+		return textResult(err.Error(), true), ShellStarted{}, nil
+	}
+	sess, err := s.c.Sessions.Start(ctx, session.Options{Argv: s.c.SessionArgv(dir), Dir: dir, Rows: in.Rows, Cols: in.Cols})
+	if err != nil {
+		return textResult("could not start a shell session: "+err.Error(), true), ShellStarted{}, nil
+	}
+	s.setCwd(sess.ID, dir)
+	out := ShellStarted{Session: sess.ID, Cwd: dir}
+	return textResult(fmt.Sprintf("session %s started in %s", sess.ID, dir), false), out, nil
+}
+
+func (s *server) shellExec(ctx context.Context, req *mcp.CallToolRequest, in ShellExecInput) (*mcp.CallToolResult, ShellExecOutput, error) {
+	sess, err := s.c.Sessions.Get(in.Session)
+	if err != nil {
+		return textResult(err.Error(), true), ShellExecOutput{}, nil
+	}
+	if strings.TrimSpace(in.Command) == "" || strings.IndexByte(in.Command, 0) >= 0 {
+		return textResult("command is empty or holds a NUL byte", true), ShellExecOutput{}, nil
+	}
+	t := Target{Line: in.Command, Dir: s.cwd(sess.ID)}
+	approved := false
+	var d *policy.Decision
+	if answer, ok := s.answered(req, t); ok {
+		if _, refused := s.grant(ctx, t, answer); refused != nil {
+			out := ShellExecOutput{Approval: refused, Blocked: &Blocked{Layer: "policy rule", Message: refused.Message, Hint: refused.How}}
+			return textResult("NOT APPROVED: "+refused.Message, true), out, nil
+		}
+		approved = true
+		d, _ = s.c.Backend.Check(ctx, t)
+	} else {
+		if d, err = s.c.Backend.Check(ctx, t); err != nil {
+			return textResult("forgebox could not judge the command: "+err.Error(), true), ShellExecOutput{}, nil
+		}
+		switch {
+		case d.Action == policy.Deny:
+			out := ShellExecOutput{Decision: verdict(d), Blocked: &Blocked{Layer: "policy rule",
+				Message: "denied by forgebox's policy: " + reasonsOf(d), Hint: "do not retry this command or a variant of it; do the task another way, or ask the person"}}
+			s.record(sess.ID, t, d, false, session.ExecResult{ExitCode: -1}, time.Now())
+			return textResult("DENIED: "+oneLine(in.Command, 80)+"\n"+out.Blocked.Message, true), out, nil
+		case d.Action == policy.Ask && canElicit(req):
+			return s.askPerson(t, d, ""), ShellExecOutput{}, nil
+		case d.Action == policy.Ask:
+			need := s.approvalNeeded(t, d)
+			out := ShellExecOutput{Approval: need, Decision: verdict(d), Blocked: &Blocked{Layer: "policy rule", Message: need.Message, Hint: need.How}}
+			return textResult("NEEDS APPROVAL: "+oneLine(in.Command, 80)+"\n"+need.Message+"\nhint: "+need.How, true), out, nil
+		}
+	}
+	timeout, _ := s.timeout(in.TimeoutMS)
+	start := time.Now()
+	res, err := sess.Exec(ctx, in.Command, timeout)
+	if err != nil {
+		return textResult(err.Error(), true), ShellExecOutput{}, nil
+	}
+	if dir, err := sess.Exec(ctx, "pwd", 5*time.Second); err == nil && dir.ExitCode == 0 {
+		s.setCwd(sess.ID, strings.TrimSpace(dir.Output))
+	}
+	out := ShellExecOutput{Ran: true, ExitCode: res.ExitCode, Output: res.Output, TimedOut: res.TimedOut, StillRunning: res.StillRunning,
+		Truncated: res.Truncated, DurationMS: float64(res.Duration.Microseconds()) / 1000, Cwd: s.cwd(sess.ID), Decision: verdict(d)}
+	out.HistoryKey = s.record(sess.ID, t, d, approved, res, start)
+	text := fmt.Sprintf("exit %d in %.0f ms: %s\n%s", res.ExitCode, out.DurationMS, oneLine(in.Command, 80), res.Output)
+	if res.TimedOut {
+		text = fmt.Sprintf("TIMED OUT (interrupted) after %.0f ms: %s\n%s", out.DurationMS, oneLine(in.Command, 80), res.Output)
+	}
+	return textResult(text, false), out, nil
+}
+
+// record writes a session command to the history, if the server records.
+func (s *server) record(id string, t Target, d *policy.Decision, approved bool, res session.ExecResult, start time.Time) string {
+	if s.c.Record == nil {
+		return ""
+	}
+	return s.c.Record(SessionCommand{PTYSession: id, Command: t.Line, Cwd: t.Dir, Decision: d, Approved: approved, Started: start, Result: res})
+}
+
+func (s *server) shellSend(_ context.Context, _ *mcp.CallToolRequest, in ShellSendInput) (*mcp.CallToolResult, Done, error) {
+	sess, err := s.c.Sessions.Get(in.Session)
+	if err != nil {
+		return textResult(err.Error(), true), Done{}, nil
+	}
+	if err := sess.Send(in.Input); err != nil {
+		return textResult(err.Error(), true), Done{}, nil
+	}
+	return textResult("sent; call shell_read to see the result", false), Done{Done: true}, nil
+}
+
+func (s *server) shellRead(_ context.Context, _ *mcp.CallToolRequest, in ShellReadInput) (*mcp.CallToolResult, ShellReadOutput, error) {
+	sess, err := s.c.Sessions.Get(in.Session)
+	if err != nil {
+		return textResult(err.Error(), true), ShellReadOutput{}, nil
+	}
+	wait := 500 * time.Millisecond
+	if in.WaitMS > 0 {
+		wait = min(time.Duration(in.WaitMS)*time.Millisecond, 30*time.Second)
+	}
+	r := sess.Read(wait)
+	out := ShellReadOutput{Output: r.Output, Truncated: r.Truncated, Screen: r.Screen, AtPrompt: r.AtPrompt, Alive: r.Alive}
+	text := fmt.Sprintf("--- new output ---\n%s\n--- screen (%dx%d, cursor row %d col %d) ---\n%s", r.Output, r.Screen.Rows, r.Screen.Cols, r.Screen.CursorRow, r.Screen.CursorCol, r.Screen.Text)
+	return textResult(text, false), out, nil
+}
+
+func (s *server) shellList(_ context.Context, _ *mcp.CallToolRequest, _ struct{}) (*mcp.CallToolResult, ShellList, error) {
+	l := s.c.Sessions.List()
+	if l == nil {
+		l = []session.Info{}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d session(s)", len(l))
+	for _, i := range l {
+		fmt.Fprintf(&b, "\n%s started %s, last used %s, exited %v", i.ID, i.Created.Format(time.TimeOnly), i.LastUsed.Format(time.TimeOnly), i.Exited)
+	}
+	return textResult(b.String(), false), ShellList{Sessions: l}, nil
+}
+
+func (s *server) shellClose(_ context.Context, _ *mcp.CallToolRequest, in SessionInput) (*mcp.CallToolResult, Done, error) {
+	if err := s.c.Sessions.Close(in.Session); err != nil {
+		return textResult(err.Error(), true), Done{}, nil
+	}
+	s.setCwd(in.Session, "")
+	return textResult("closed "+in.Session, false), Done{Done: true}, nil
+}
+
+// cwd is a session's directory as last seen, for judging its commands.
+func (s *server) cwd(id string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if d := s.cwds[id]; d != "" {
+		return d
+	}
+	return s.c.Workspace
+}
+
+func (s *server) setCwd(id, dir string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cwds == nil {
+		s.cwds = map[string]string{}
+	}
+	if dir == "" {
+		delete(s.cwds, id)
+		return
+	}
+	s.cwds[id] = dir
+}
