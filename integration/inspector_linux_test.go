@@ -56,6 +56,20 @@ func TestInspectorSession(t *testing.T) {
 		if sc["stdout"] != "from the inspector\n" || sc["exit_code"] != 0.0 || res["isError"] == true {
 			t.Errorf("run_shell_command: %v", res)
 		}
+		for _, want := range []string{"write_file", "read_file", "shell_start", "shell_exec", "shell_send", "shell_read"} {
+			if !strings.Contains(string(b), `"name":"`+want+`"`) {
+				t.Errorf("tools/list lacks %s", want)
+			}
+		}
+		e.inspect(t, bin, "tools/call", "--tool-name", "write_file", "--tool-arg", "path=notes/inspected.txt", "--tool-arg", "content=written by the inspector")
+		res = e.inspect(t, bin, "tools/call", "--tool-name", "read_file", "--tool-arg", "path=notes/inspected.txt")
+		if sc, _ := res["structuredContent"].(map[string]any); sc["content"] != "written by the inspector" {
+			t.Errorf("read_file after write_file: %v", res)
+		}
+		res = e.inspect(t, bin, "tools/call", "--tool-name", "write_file", "--tool-arg", "path=.git/hooks/pre-commit", "--tool-arg", "content=x")
+		if res["isError"] != true {
+			t.Errorf("write_file to a hook: %v", res)
+		}
 		res = e.inspect(t, bin, "tools/call", "--tool-name", "check_command", "--tool-arg", "command="+denyLine)
 		if sc, _ := res["structuredContent"].(map[string]any); sc["action"] != "deny" {
 			t.Errorf("check_command: %v", res)

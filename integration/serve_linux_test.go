@@ -267,7 +267,7 @@ func TestServeGit(t *testing.T) {
 	})
 }
 
-// Killing the server kills what it runs.
+// Killing the server (SIGKILL: no cleanup of its own) kills what it runs.
 func TestServeDeathKillsCommands(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		e.write(filepath.Join(e.configHome(), "forgebox", "config.json"), `{"forgebox": {"rules": {"allow": [{"pattern": "*"}]}}}`)
@@ -278,9 +278,21 @@ func TestServeDeathKillsCommands(t *testing.T) {
 		if !waitFor(20*time.Second, func() bool { return len(processesWith(m)) > 0 }) {
 			t.Fatal("the command did not start")
 		}
+		// A shell session's processes, in the foreground and in the
+		// background, go too.
+		var st struct{ Session string }
+		c.call("shell_start", map[string]any{}, &st)
+		bg, fg := marker(), marker()
+		c.call("shell_exec", map[string]any{"session": st.Session, "command": "sleep " + bg + " &"}, nil)
+		c.call("shell_send", map[string]any{"session": st.Session, "input": "sleep " + fg + "{Enter}"}, nil)
+		if !waitFor(20*time.Second, func() bool { return len(processesWith(bg)) > 0 && len(processesWith(fg)) > 0 }) {
+			t.Fatal("the session's commands did not start")
+		}
 		c.srv.Kill()
-		if !waitFor(20*time.Second, func() bool { return len(processesWith(m)) == 0 }) {
-			noProcesses(t, m) // kills them, and fails
+		for _, mk := range []string{m, bg, fg} {
+			if !waitFor(20*time.Second, func() bool { return len(processesWith(mk)) == 0 }) {
+				noProcesses(t, mk) // kills them, and fails
+			}
 		}
 	})
 }

@@ -181,7 +181,7 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 	cfg := agent.Config{
 		Workspace: ctx.Workspace, Version: version, SessionID: sid, Backend: b,
 		DefaultTimeout: sf.defaultTimeout.d, MaxTimeout: sf.timeout.d, IdleTimeout: sf.idleTimeout.d,
-		ApproveHint: "forgebox policy approve --session " + sid + " --workspace " + posixQuote(ctx.Workspace) + " -c %s",
+		ApproveHint: "forgebox policy approve --session " + sid + " --workspace " + shellQuote(ctx.Workspace) + " -c %s",
 		SessionArgv: b.sessionArgv, Record: b.record,
 	}
 	// The file tools keep the sandbox's rules: the workspace only, its
@@ -369,9 +369,4 @@ func (b *serveBackend) Approve(_ context.Context, t agent.Target, scope policy.S
 		return errors.New(cmp.Or(js.noStore, "no session to record the approval in"))
 	}
 	return js.store.add(rules)
-}
-
-// posixQuote quotes s for a POSIX shell.
-func posixQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
