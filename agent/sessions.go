@@ -83,7 +83,10 @@ type SessionCommand struct {
 	Decision   *policy.Decision
 	Approved   bool // a person approved it here
 	Started    time.Time
-	Result     session.ExecResult
+	// How it went: the policy denied it, or it was typed with shell_send
+	// at the prompt (its end and status are not known), or Result says.
+	Denied, Sent bool
+	Result       session.ExecResult
 }
 
 func (s *server) addSessionTools(srv *mcp.Server) {
@@ -142,7 +145,7 @@ func (s *server) shellExec(ctx context.Context, req *mcp.CallToolRequest, in She
 		case d.Action == policy.Deny:
 			out := ShellExecOutput{Decision: verdict(d), Blocked: &Blocked{Layer: "policy rule",
 				Message: "denied by forgebox's policy: " + reasonsOf(d), Hint: "do not retry this command or a variant of it; do the task another way, or ask the person"}}
-			s.record(sess.ID, t, d, false, session.ExecResult{ExitCode: -1}, time.Now())
+			s.record(SessionCommand{PTYSession: sess.ID, Command: t.Line, Cwd: t.Dir, Decision: d, Started: time.Now(), Denied: true})
 			return textResult("DENIED: "+oneLine(in.Command, 80)+"\n"+out.Blocked.Message, true), out, nil
 		case d.Action == policy.Ask && canElicit(req):
 			return s.askPerson(t, d, ""), ShellExecOutput{}, nil
@@ -163,7 +166,7 @@ func (s *server) shellExec(ctx context.Context, req *mcp.CallToolRequest, in She
 	}
 	out := ShellExecOutput{Ran: true, ExitCode: res.ExitCode, Output: res.Output, TimedOut: res.TimedOut, StillRunning: res.StillRunning,
 		Truncated: res.Truncated, DurationMS: float64(res.Duration.Microseconds()) / 1000, Cwd: s.cwd(sess.ID), Decision: verdict(d)}
-	out.HistoryKey = s.record(sess.ID, t, d, approved, res, start)
+	out.HistoryKey = s.record(SessionCommand{PTYSession: sess.ID, Command: t.Line, Cwd: t.Dir, Decision: d, Approved: approved, Started: start, Result: res})
 	text := fmt.Sprintf("exit %d in %.0f ms: %s\n%s", res.ExitCode, out.DurationMS, oneLine(in.Command, 80), res.Output)
 	if res.TimedOut {
 		text = fmt.Sprintf("TIMED OUT (interrupted) after %.0f ms: %s\n%s", out.DurationMS, oneLine(in.Command, 80), res.Output)
@@ -172,22 +175,107 @@ func (s *server) shellExec(ctx context.Context, req *mcp.CallToolRequest, in She
 }
 
 // record writes a session command to the history, if the server records.
-func (s *server) record(id string, t Target, d *policy.Decision, approved bool, res session.ExecResult, start time.Time) string {
+func (s *server) record(c SessionCommand) string {
 	if s.c.Record == nil {
 		return ""
 	}
-	return s.c.Record(SessionCommand{PTYSession: id, Command: t.Line, Cwd: t.Dir, Decision: d, Approved: approved, Started: start, Result: res})
+	return s.c.Record(c)
 }
 
-func (s *server) shellSend(_ context.Context, _ *mcp.CallToolRequest, in ShellSendInput) (*mcp.CallToolResult, Done, error) {
+// shellSend types into a session. At the shell's prompt what is typed is a
+// command, and it is judged like shell_exec: then the input must be one
+// line ending in {Enter}, typed onto an empty line. Once a program holds
+// the terminal, what is typed is that program's input (vim's keys, a
+// REPL's expressions) and is not judged; the sandbox still applies.
+func (s *server) shellSend(ctx context.Context, req *mcp.CallToolRequest, in ShellSendInput) (*mcp.CallToolResult, Done, error) {
 	sess, err := s.c.Sessions.Get(in.Session)
 	if err != nil {
 		return textResult(err.Error(), true), Done{}, nil
 	}
-	if err := sess.Send(in.Input); err != nil {
+	input := in.Input
+	atPrompt, program := settle(sess)
+	if !atPrompt && !program {
+		return textResult("the shell is neither at its prompt nor running a program (a command is ending, or output is still coming): call shell_read, then send again", true), Done{}, nil
+	}
+	if atPrompt {
+		line, ok := promptLine(in.Input)
+		if !ok {
+			return textResult("the shell is at its prompt: shell_send takes one command line ending in {Enter} there (no other keys), judged like shell_exec; "+
+				"or use shell_exec. Keys and partial input are for a program that holds the terminal.", true), Done{}, nil
+		}
+		t := Target{Line: line, Dir: s.cwd(sess.ID)}
+		approved := false
+		var d *policy.Decision
+		if answer, ok := s.answered(req, t); ok {
+			if _, refused := s.grant(ctx, t, answer); refused != nil {
+				return textResult("NOT APPROVED: "+refused.Message, true), Done{}, nil
+			}
+			approved = true
+			d, _ = s.c.Backend.Check(ctx, t)
+		} else {
+			if d, err = s.c.Backend.Check(ctx, t); err != nil {
+				return textResult("forgebox could not judge the command: "+err.Error(), true), Done{}, nil
+			}
+			switch {
+			case d.Action == policy.Deny:
+				s.record(SessionCommand{PTYSession: sess.ID, Command: line, Cwd: t.Dir, Decision: d, Started: time.Now(), Denied: true})
+				return textResult("DENIED: "+oneLine(line, 80)+"\ndenied by forgebox's policy: "+reasonsOf(d), true), Done{}, nil
+			case d.Action == policy.Ask && canElicit(req):
+				return s.askPerson(t, d, ""), Done{}, nil
+			case d.Action == policy.Ask:
+				need := s.approvalNeeded(t, d)
+				return textResult("NEEDS APPROVAL: "+oneLine(line, 80)+"\n"+need.Message+"\nhint: "+need.How, true), Done{}, nil
+			}
+		}
+		// Onto an empty line: Ctrl-E then Ctrl-U clear whatever readline
+		// holds, so the line that runs is the line judged.
+		input = "{Ctrl-E}{Ctrl-U}" + in.Input
+		s.record(SessionCommand{PTYSession: sess.ID, Command: line, Cwd: t.Dir, Decision: d, Approved: approved, Started: time.Now(), Sent: true})
+	}
+	if err := sess.Send(input); err != nil {
 		return textResult(err.Error(), true), Done{}, nil
 	}
 	return textResult("sent; call shell_read to see the result", false), Done{Done: true}, nil
+}
+
+// settle waits, briefly, until the session's shell is at its prompt or a
+// program holds its terminal: typed input is a command in the first case,
+// the program's input in the second. A program is told from the process
+// tree, not from the prompt marker: input typed before a marker arrives is
+// never taken for a program's.
+func settle(sess *session.Session) (atPrompt, program bool) {
+	for end := time.Now().Add(2 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if program = sess.ProgramInForeground(); program {
+			return false, true
+		}
+		if atPrompt = sess.AtPrompt(); atPrompt || time.Now().After(end) {
+			return atPrompt, false
+		}
+	}
+}
+
+// promptLine returns the command line of an input typed at the prompt:
+// text with no keys but a final {Enter} ({{ is a literal brace).
+func promptLine(input string) (string, bool) {
+	body, ok := strings.CutSuffix(input, "{Enter}")
+	if !ok {
+		return "", false
+	}
+	var b strings.Builder
+	for i := 0; i < len(body); i++ {
+		c := body[i]
+		switch {
+		case c == '{' && strings.HasPrefix(body[i:], "{{"):
+			b.WriteByte('{')
+			i++
+		case c == '{' || c < 0x20 || c == 0x7f:
+			return "", false
+		default:
+			b.WriteByte(c)
+		}
+	}
+	line := b.String()
+	return line, strings.TrimSpace(line) != ""
 }
 
 func (s *server) shellRead(_ context.Context, _ *mcp.CallToolRequest, in ShellReadInput) (*mcp.CallToolResult, ShellReadOutput, error) {

@@ -327,6 +327,20 @@ func (c *mcpClient) readUntil(id, want string) string {
 	return ""
 }
 
+// waitPrompt reads a session until its shell is back at its prompt.
+func (c *mcpClient) waitPrompt(id string) {
+	c.t.Helper()
+	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); {
+		var r struct {
+			AtPrompt bool `json:"at_prompt"`
+		}
+		if c.call("shell_read", map[string]any{"session": id, "wait_ms": 200}, &r); r.AtPrompt {
+			return
+		}
+	}
+	c.t.Fatalf("session %s never came back to its prompt", id)
+}
+
 // A shell session is a sandboxed bash that keeps its state, judges each
 // command, drives interactive programs, records its commands with the
 // session's id, and takes its processes with it when closed.
@@ -368,6 +382,29 @@ func TestServeSessions(t *testing.T) {
 			t.Errorf("ask line in a session: %+v", out)
 		}
 
+		// Typed at the prompt, a line is a command, judged like shell_exec;
+		// keys and partial lines are refused there.
+		for _, in := range []string{denyLine + "{Enter}", "touch M", "touch M{Left}{Enter}", "touch M{Enter}touch N{Enter}"} {
+			if res, text := c.call("shell_send", map[string]any{"session": id, "input": in}, nil); !res.IsError {
+				t.Errorf("shell_send %q at the prompt: %q; want refused", in, text)
+			}
+		}
+		time.Sleep(300 * time.Millisecond)
+		if e.ran() {
+			t.Errorf("a line refused at the prompt ran")
+		}
+
+		// Typed ahead while a program runs and left unread by it, a line
+		// never reaches the shell as a command nobody judged.
+		c.call("shell_send", map[string]any{"session": id, "input": "sleep 1{Enter}"}, nil)
+		if res, text := c.call("shell_send", map[string]any{"session": id, "input": "touch " + e.marker() + "{Enter}"}, nil); res.IsError {
+			t.Fatalf("typing while sleep runs: %s", text)
+		}
+		time.Sleep(2 * time.Second)
+		if c.call("shell_exec", map[string]any{"session": id, "command": "echo after"}, &out); out.Output != "after\n" || e.ran() {
+			t.Errorf("type-ahead: %+v, ran %v; want the line dropped", out, e.ran())
+		}
+
 		// Interactive programs, through shell_send and shell_read.
 		if _, err := exec.LookPath("python3"); err == nil {
 			c.call("shell_send", map[string]any{"session": id, "input": "python3 -q{Enter}"}, nil)
@@ -378,15 +415,15 @@ func TestServeSessions(t *testing.T) {
 				t.Errorf("shell_exec while python holds the terminal was accepted")
 			}
 			c.call("shell_send", map[string]any{"session": id, "input": "{Ctrl-D}"}, nil)
+			c.waitPrompt(id)
 		}
 		if _, err := exec.LookPath("vim"); err == nil {
 			c.call("shell_send", map[string]any{"session": id, "input": "vim -u NONE -N notes.txt{Enter}"}, nil)
-			c.readUntil(id, "notes.txt")
-			c.call("shell_send", map[string]any{"session": id, "input": "itext here{Esc}:wq{Enter}"}, nil)
-			waitFor(10*time.Second, func() bool {
-				b, _ := os.ReadFile(filepath.Join(e.ws, "sub", "notes.txt"))
-				return string(b) == "text here\n"
-			})
+			c.readUntil(id, "\n~") // vim's empty lines: the typed command shows first
+			if res, text := c.call("shell_send", map[string]any{"session": id, "input": "itext here{Esc}:wq{Enter}"}, nil); res.IsError {
+				t.Errorf("typing in vim: %s", text)
+			}
+			c.waitPrompt(id)
 			if b, _ := os.ReadFile(filepath.Join(e.ws, "sub", "notes.txt")); string(b) != "text here\n" {
 				t.Errorf("vim wrote %q", b)
 			}
@@ -396,6 +433,7 @@ func TestServeSessions(t *testing.T) {
 			c.call("shell_send", map[string]any{"session": id, "input": "less nums{Enter}"}, nil)
 			c.readUntil(id, "20")
 			c.call("shell_send", map[string]any{"session": id, "input": "q"}, nil)
+			c.waitPrompt(id)
 		}
 		m := marker()
 		c.call("shell_send", map[string]any{"session": id, "input": "sleep " + m + "{Enter}"}, nil)

@@ -184,3 +184,39 @@ func TestTerminalAnswersCursorQuery(t *testing.T) {
 		t.Errorf("cursor report = %q, want row 1, column 3", res.Output)
 	}
 }
+
+// ProgramInForeground and AtPrompt tell a program's input from a command
+// line, and input a program left unread never runs as a command.
+func TestForegroundAndTypeAhead(t *testing.T) {
+	s := startBash(t)
+	if !waitTrue(func() bool { return s.AtPrompt() }) || s.ProgramInForeground() {
+		t.Fatalf("a fresh shell: at prompt %v, program %v", s.AtPrompt(), s.ProgramInForeground())
+	}
+	marker := filepath.Join(t.TempDir(), "typed-ahead")
+	if err := s.Send("sleep 1{Enter}"); err != nil {
+		t.Fatal(err)
+	}
+	if !waitTrue(s.ProgramInForeground) {
+		t.Fatal("sleep never held the terminal")
+	}
+	if s.AtPrompt() {
+		t.Error("at the prompt while sleep runs")
+	}
+	s.Send("touch " + marker + "{Enter}") // sleep never reads it
+	if !waitTrue(func() bool { return s.AtPrompt() && !s.ProgramInForeground() }) {
+		t.Fatal("the shell never came back")
+	}
+	mustExec(t, s, "true")
+	if _, err := os.Stat(marker); err == nil {
+		t.Error("input typed ahead of the prompt ran as a command")
+	}
+}
+
+func waitTrue(cond func() bool) bool {
+	for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if cond() {
+			return true
+		}
+	}
+	return false
+}

@@ -168,7 +168,10 @@ func setupLine(token, nonce string) string {
 	return strings.Join([]string{
 		"__fb_tok=" + token,
 		"__fb_nonce=" + nonce,
-		`__fb_prompt() { local s=$?; builtin printf '\033]6973;P;%s;%d\007' "$__fb_nonce" "$s"; __fb_nonce=$__fb_tok; return $s; }`,
+		// Input typed ahead while a program ran and left unread is dropped
+		// before the prompt: it was meant for that program, and must not
+		// run as a command nobody judged.
+		`__fb_prompt() { local s=$? __fb_junk; while builtin read -r -t 0; do builtin read -r -s -N 4096 -t 0.01 __fb_junk || break; done; builtin printf '\033]6973;P;%s;%d\007' "$__fb_nonce" "$s"; __fb_nonce=$__fb_tok; return $s; }`,
 		`__fb_begin() { local s=$?; __fb_nonce=$1; builtin printf '\033]6973;S;%s\007' "$1"; return $s; }`,
 		"PROMPT_COMMAND=__fb_prompt",
 		"PS1=", "PS2=", "PS0=",

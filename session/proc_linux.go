@@ -140,3 +140,42 @@ func readProc(pid int) (procEntry, error) {
 	}
 	return procEntry{pid: pid, ppid: ppid, sid: sid, zombie: string(f[0]) == "Z"}, nil
 }
+
+// programInForeground reports whether a program holds the terminal of the
+// session's shell: the shell is the shallowest descendant of leader named
+// like one (through forgebox run, stage 0 and the sandbox's init: a script
+// or a nested shell the user starts sits below it), and its
+// terminal's foreground process group is not its own. Read from /proc, so
+// it knows even when the shell's prompt marker has not arrived yet.
+func programInForeground(leader int) bool {
+	procs := readProcs()
+	children := map[int][]int{}
+	for _, p := range procs {
+		children[p.ppid] = append(children[p.ppid], p.pid)
+	}
+	shell := 0
+	queue := []int{leader}
+	for depth := 0; len(queue) > 0 && depth < 64 && shell == 0; depth++ {
+		var next []int
+		for _, pid := range queue {
+			if c, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil {
+				switch string(bytes.TrimSpace(c)) {
+				case "bash", "sh", "dash", "zsh":
+					shell = pid
+				}
+			}
+			next = append(next, children[pid]...)
+		}
+		queue = next
+	}
+	if shell == 0 {
+		return false
+	}
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(shell) + "/stat")
+	if err != nil {
+		return false
+	}
+	f := bytes.Fields(b[bytes.LastIndexByte(b, ')')+1:])
+	// state ppid pgrp session tty_nr tpgid
+	return len(f) > 5 && string(f[5]) != "-1" && string(f[2]) != string(f[5])
+}

@@ -143,3 +143,5 @@ func (p *ptyProcess) terminate(grace time.Duration) {
 }
 
 func (p *ptyProcess) closeMaster() error { return p.master.Close() }
+
+func (p *ptyProcess) programInForeground() bool { return programInForeground(p.pid) }

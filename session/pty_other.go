@@ -25,3 +25,5 @@ func (*ptyProcess) canonical() bool                   { return false }
 func (*ptyProcess) wait() int                         { return -1 }
 func (*ptyProcess) terminate(time.Duration)           {}
 func (*ptyProcess) closeMaster() error                { return errNoPTY }
+
+func (*ptyProcess) programInForeground() bool { return false }

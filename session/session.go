@@ -237,6 +237,22 @@ func (s *Session) Alive() bool {
 	return !s.closing && !s.exited
 }
 
+// AtPrompt reports whether the shell waits for a command line with nothing
+// typed yet: what is typed now is a command for the shell, not input for a
+// program.
+func (s *Session) AtPrompt() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.atPrompt && s.exec == nil && !s.closing && !s.exited
+}
+
+// ProgramInForeground reports whether a program other than the shell holds
+// the terminal (vim, a REPL, a running command), from the process tree:
+// what is typed then is that program's input.
+func (s *Session) ProgramInForeground() bool {
+	return s.proc.programInForeground()
+}
+
 // LastUsed is when a method last acted on the session.
 func (s *Session) LastUsed() time.Time {
 	s.mu.Lock()

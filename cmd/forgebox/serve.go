@@ -261,8 +261,12 @@ func (b *serveBackend) record(c agent.SessionCommand) string {
 		TimedOut: c.Result.TimedOut, Stdout: c.Result.Output, StdoutBytes: int64(len(c.Result.Output)),
 		OutputTruncated: c.Result.Truncated, OutputKept: true, Version: version,
 	}
-	if c.Result.ExitCode < 0 {
-		row.Status, row.ExitCode, row.DurationMS = history.StatusDenied, nil, nil
+	switch {
+	case c.Denied:
+		row.Status, row.ExitCode, row.DurationMS, row.EndedAt = history.StatusDenied, nil, nil, nil
+	case c.Sent:
+		// Typed at the prompt: it runs on, its status unknown to forgebox.
+		row.ExitCode, row.DurationMS, row.EndedAt, row.OutputKept = nil, nil, nil, false
 	}
 	g := grant{asked: c.Approved, approved: c.Approved}
 	verdict{status: row.Status, j: &judged{decision: c.Decision, grant: g}}.fill(row)
