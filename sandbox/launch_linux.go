@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -284,7 +285,13 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	pl.close()
 	tl.mark("output drained")
 
-	res := &Result{Duration: time.Since(begin), Enforced: p.enforced, Warnings: slices.Clone(p.warnings), TimedOut: e.timedOut, IdleTimedOut: e.idle,
+	warnings := slices.Clone(p.warnings)
+	if len(p.enforced.Missing) > 0 {
+		// Accepted with --best-effort; said on stderr as well as in
+		// Enforced.Missing, so that a person sees it too.
+		warnings = append(warnings, "not enforced on this host (--best-effort): "+strings.Join(p.enforced.Missing, "; "))
+	}
+	res := &Result{Duration: time.Since(begin), Enforced: p.enforced, Warnings: warnings, TimedOut: e.timedOut, IdleTimedOut: e.idle,
 		Withheld: p.withheld, Cwd: p.child.Cwd, Workspace: p.workspace}
 	res.Stdout, res.Stderr = pl.captured()
 	switch {
@@ -403,6 +410,10 @@ func (e ending) failure(program string, writeErr error, killed bool) error {
 		return &ExecError{Program: program, Errno: e.setup.Errno}
 	case e.setup != nil && e.setup.Step == "namespaces":
 		return &UnavailableError{Layer: "namespaces", Reason: e.setup.Message, Err: e.setup}
+	case e.setup != nil && e.setup.Step == "mounts" && e.setup.Errno == unix.ENOSYS:
+		// mount_setattr and the new mount API came with Linux 5.12 (5.2
+		// for open_tree): an older kernel cannot build the view at all.
+		return &UnavailableError{Layer: "read-only filesystem view", Reason: "the kernel lacks the mount API forgebox builds the view with (mount_setattr, Linux 5.12): " + e.setup.Message, Err: e.setup}
 	case e.setup != nil:
 		return e.setup
 	case !e.ready && writeErr != nil && !e.timedOut && !killed:

@@ -180,7 +180,9 @@ func TestTerminalAnswersCursorQuery(t *testing.T) {
 	// A program asking where the cursor is (ESC [ 6n) gets an answer instead
 	// of waiting forever.
 	res := mustExec(t, s, `printf 'ab\033[6n'; IFS= read -rs -d R -t 2 pos; echo; echo "at ${pos#*[}"`)
-	if res.Output != "ab\nat 1;3\n" {
+	// The reply may be echoed (^[[1;3R) when it arrives before read turns
+	// the echo off: what matters is that read got it.
+	if !strings.HasPrefix(res.Output, "ab") || !strings.HasSuffix(res.Output, "\nat 1;3\n") {
 		t.Errorf("cursor report = %q, want row 1, column 3", res.Output)
 	}
 }
