@@ -7,7 +7,7 @@ BIN     := bin/forgebox
 TAGS    := netgo,osusergo
 LDFLAGS := -s -w -X main.version=$(VERSION) -extldflags -static
 
-.PHONY: build setup test bench clean
+.PHONY: build setup test bench clean vagrant-validate
 
 build:
 	CGO_ENABLED=1 $(GO) build -trimpath -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/forgebox
@@ -25,6 +25,11 @@ bench: build
 
 clean:
 	rm -rf bin
+
+# Checks the Vagrantfile (forgebox on Ubuntu 24.04, Debian 12, Fedora, an old
+# kernel and Windows: see the README) without booting anything; CI runs it.
+vagrant-validate:
+	./scripts/vagrant/validate
 
 # Boots Debian's 6.1 and 6.12 kernels under QEMU (software emulation) and
 # runs forgebox's checks inside (integration/vm); CI runs it after test. The
