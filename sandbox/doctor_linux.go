@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/forgebox/forgebox/cgroup"
 	"os"
 	"os/user"
 	"strconv"
 	"strings"
 
+	"github.com/forgebox/forgebox/cgroup"
 	"github.com/forgebox/forgebox/landlock"
 	"golang.org/x/sys/unix"
 )
@@ -25,7 +25,7 @@ func QuickReport() Report {
 	if me, err := user.Current(); err == nil {
 		r.User = fmt.Sprintf("%s (uid %s)", me.Username, me.Uid)
 	}
-	r.Checks = []Check{userNSCheck(r.Root)}
+	r.Checks = []Check{userNSCheck()}
 	r.Checks[0].Required = true
 	return r
 }
@@ -73,24 +73,6 @@ func readSysctl(path string) string {
 		return ""
 	}
 	return strings.TrimSpace(string(b))
-}
-
-func userNSCheck(root bool) Check {
-	v := map[string]string{
-		"kernel.unprivileged_userns_clone":             readSysctl("/proc/sys/kernel/unprivileged_userns_clone"),
-		"user.max_user_namespaces":                     readSysctl("/proc/sys/user/max_user_namespaces"),
-		"kernel.apparmor_restrict_unprivileged_userns": readSysctl("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"),
-	}
-	c := Check{Name: CheckUserNS, OK: true, Values: v, Detail: "user namespaces are allowed"}
-	switch {
-	case v["user.max_user_namespaces"] == "0":
-		c.OK, c.Detail = false, "user.max_user_namespaces is 0"
-	case v["kernel.unprivileged_userns_clone"] == "0" && !root:
-		c.OK, c.Detail = false, "kernel.unprivileged_userns_clone is 0: unprivileged user namespaces are disabled"
-	case v["kernel.apparmor_restrict_unprivileged_userns"] == "1" && !root:
-		c.OK, c.Detail = false, "AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns=1)"
-	}
-	return c
 }
 
 // launchCheck runs `true` in a real sandbox: the only reliable test.

@@ -10,8 +10,10 @@ import (
 // found. This is the only place that turns causes into advice.
 func fixFor(c sandbox.Check, r sandbox.Report) string {
 	switch c.Name {
-	case sandbox.CheckUserNS, sandbox.CheckSandbox:
-		return userNSAdvice(r)
+	case sandbox.CheckUserNS:
+		return userNSAdvice(r, true)
+	case sandbox.CheckSandbox:
+		return launchAdvice(c, r)
 	case sandbox.CheckMountAPI:
 		return "upgrade to Linux 5.12 or later"
 	case sandbox.CheckLandlock:
@@ -35,26 +37,108 @@ func fixFor(c sandbox.Check, r sandbox.Report) string {
 	return ""
 }
 
-func userNSAdvice(r sandbox.Report) string {
+// launchAdvice is the fix for a test sandbox that did not start: the
+// user-namespace fix when namespaces were refused, else a pointer to the
+// failed checks that say what is missing (not "see forgebox doctor", which
+// is where it is printed).
+func launchAdvice(c sandbox.Check, r sandbox.Report) string {
+	if ns, ok := r.Find(sandbox.CheckUserNS); c.Values["layer"] == "namespaces" || ok && !ns.OK {
+		return userNSAdvice(r, c.Values["layer"] == "namespaces")
+	}
+	var missing []string
+	for _, o := range r.Checks {
+		if !o.OK && o.Required && o.Name != sandbox.CheckSandbox {
+			missing = append(missing, o.Name)
+		}
+	}
+	if len(missing) > 0 {
+		return "see the fix for " + strings.Join(missing, " and ") + "; --best-effort runs without what is missing and reports it"
+	}
+	if r.Container != "" {
+		return userNSAdvice(r, false)
+	}
+	return "forgebox doctor --json gives the failed step and errno; --best-effort runs without the missing layers and reports them"
+}
+
+// userNSAdvice says how to get user namespaces, from what the doctor's
+// user_namespaces check found refusing them ("blocked_by"); failed says a
+// namespace was actually refused, so that a profile confining forgebox is
+// a suspect too. Every fix that loosens a sysctl says what it costs: each
+// opens the kernel's user-namespace code, where many local privilege
+// escalations were found, to every program on the host. No fix involves
+// setuid: forgebox needs no privilege and must not be given any.
+func userNSAdvice(r sandbox.Report, failed bool) string {
 	ns, _ := r.Find(sandbox.CheckUserNS)
 	v := ns.Values
+	const price = " (persist it in /etc/sysctl.d/); that opens the kernel's user-namespace code, where many local privilege escalations were found, to every program on this host"
+	var fixes []string
+	for _, code := range strings.Split(v["blocked_by"], ",") {
+		switch code {
+		case "user.max_user_namespaces":
+			fixes = append(fixes, "user namespaces are switched off (user.max_user_namespaces=0): allow them with `sudo sysctl -w user.max_user_namespaces=15000`"+price)
+		case "kernel.unprivileged_userns_clone":
+			fixes = append(fixes, "this kernel leaves user namespaces to root (kernel.unprivileged_userns_clone=0): allow them with `sudo sysctl -w kernel.unprivileged_userns_clone=1`"+price)
+		case "kernel.apparmor_restrict_unprivileged_userns":
+			fixes = append(fixes, appArmorAdvice(v["executable"], v["executable_root_only"] == "true"))
+		}
+	}
+	profile := appArmorProfile(v["apparmor_label"])
 	switch {
-	case v["kernel.apparmor_restrict_unprivileged_userns"] == "1" && !r.Root:
-		return "Ubuntu's AppArmor blocks unprivileged user namespaces: allow them with `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`, or install an AppArmor profile granting forgebox `userns,`"
-	case v["kernel.unprivileged_userns_clone"] == "0" && !r.Root:
-		return "enable unprivileged user namespaces: `sudo sysctl -w kernel.unprivileged_userns_clone=1`"
-	case v["user.max_user_namespaces"] == "0":
-		return "allow user namespaces: `sudo sysctl -w user.max_user_namespaces=15000`"
+	case len(fixes) > 0:
+		return strings.Join(fixes, "; and ")
+	case failed && v["kernel.apparmor_restrict_unprivileged_userns"] == "1" && profile != "" && profile != "unconfined" && !r.Root:
+		return "forgebox runs under the AppArmor profile " + profile + ", and with kernel.apparmor_restrict_unprivileged_userns=1 that profile decides: " +
+			"add the rule `userns,` to it and reload it (`sudo apparmor_parser -r /etc/apparmor.d/FILE`)"
 	case r.Container != "":
 		return "this " + r.Container + " container forbids namespaces: run it with --security-opt seccomp=unconfined --security-opt apparmor=unconfined (or --privileged), or run forgebox on the host"
 	}
 	return "see forgebox doctor; --best-effort runs without the missing layers and reports them"
 }
 
+// appArmorAdvice is the fix for Ubuntu's restriction: a profile that grants
+// forgebox alone `userns` and confines nothing else (forgebox confines its
+// commands itself), or the sysctl for everything. AppArmor attaches the
+// profile by path, so the path must be one only root can replace, or any
+// program could get user namespaces by putting itself there.
+func appArmorAdvice(exe string, rootOnly bool) string {
+	path, install := "/usr/local/bin/forgebox", ""
+	switch {
+	case rootOnly && plainPath(exe):
+		path = exe
+	case exe != "":
+		install = "sudo install -m 0755 " + shellQuote(exe) + " " + path + " && "
+	default:
+		install = "sudo install -m 0755 PATH-OF-FORGEBOX " + path + " && "
+	}
+	return "AppArmor gives unconfined programs no capabilities in the user namespaces they create " +
+		"(kernel.apparmor_restrict_unprivileged_userns=1, Ubuntu 23.10 and later), and the sandbox needs them there. " +
+		"Allow forgebox alone with an AppArmor profile granting `userns`: " + install +
+		`printf 'abi <abi/4.0>,\ninclude <tunables/global>\nprofile forgebox ` + path + ` flags=(unconfined) {\n  userns,\n}\n' | sudo tee /etc/apparmor.d/forgebox >/dev/null && ` +
+		"sudo apparmor_parser -r /etc/apparmor.d/forgebox, then run " + path +
+		" (the profile attaches to that path, which only root may write: a profile for a path you can write would give user namespaces to any program you put there). " +
+		"Or lift the restriction for every program with `sudo sysctl -w kernel.apparmor_restrict_unprivileged_userns=0`" +
+		" (persist it in /etc/sysctl.d/): that undoes Ubuntu's hardening and opens the kernel's user-namespace code, where many local privilege escalations were found, to everything on this host"
+}
+
+// plainPath reports whether a path can go into the profile and the shell
+// command as it is: no quoting, no AppArmor glob characters.
+func plainPath(p string) bool {
+	return strings.HasPrefix(p, "/") && strings.Trim(p, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789/._+-") == ""
+}
+
+// appArmorProfile is the profile name in an AppArmor label such as
+// "forgebox (unconfined)".
+func appArmorProfile(label string) string {
+	if i := strings.LastIndex(label, " ("); i > 0 && strings.HasSuffix(label, ")") {
+		return label[:i]
+	}
+	return label
+}
+
 // adviceFor is the hint printed when a run fails for want of a layer.
 func adviceFor(un *sandbox.UnavailableError) string {
 	if un.Layer == "namespaces" {
-		return userNSAdvice(sandbox.QuickReport()) + "; run forgebox doctor for details, or pass --best-effort to run without a sandbox"
+		return userNSAdvice(sandbox.QuickReport(), true) + "; run forgebox doctor for details, or pass --best-effort to run without a sandbox"
 	}
 	if strings.Contains(un.Layer, " limit (--") {
 		return "run forgebox as root, or inside a delegated cgroup v2 subtree (systemd-run --user --scope -p Delegate=yes forgebox run ...); " +
