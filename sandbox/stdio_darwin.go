@@ -1,0 +1,326 @@
+package sandbox
+
+import (
+	"errors"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/creack/pty"
+	"golang.org/x/term"
+)
+
+// darwinStreams connects the command's standard streams to the caller's on
+// macOS. Pipes and sockets are handed over as they are. Everything with a
+// path (terminals, regular files, devices) is relayed through a pipe: a
+// terminal so that the command cannot push input into it (TIOCSTI) or keep
+// it, a file because Seatbelt may check reads and writes on descriptors
+// against the profile, which does not list the caller's files.
+type darwinStreams struct {
+	s     Streams
+	child [3]*os.File // the command's 0, 1 and 2
+	ours  []*os.File  // our copies of the child's ends, closed once it runs
+	null  *os.File
+
+	master, slave *os.File // with a pseudo-terminal
+	readers       []*os.File
+	copiers       sync.WaitGroup
+	finish        []func() error
+	out, errs     *headTail
+	watch         bool
+	lastOutput    atomic.Int64
+
+	restore func()
+	winch   chan os.Signal
+	stop    chan struct{}
+}
+
+func newDarwinStreams(s Streams, watch bool) (*darwinStreams, error) {
+	if s.MaxOutput <= 0 && s.Capture {
+		s.MaxOutput = DefaultMaxOutput
+	}
+	for _, f := range []struct {
+		name string
+		file *os.File
+	}{{"stdin", s.Stdin}, {"stdout", s.Stdout}, {"stderr", s.Stderr}} {
+		if f.file == nil || (f.name == "stdin" && s.NoStdin) {
+			continue
+		}
+		if st, err := f.file.Stat(); err == nil && st.IsDir() {
+			return nil, invalidf("%s is a directory; give the command a file, a pipe or a terminal", f.name)
+		}
+	}
+	d := &darwinStreams{s: s, watch: watch, stop: make(chan struct{})}
+	d.lastOutput.Store(time.Now().UnixNano())
+	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return nil, err
+	}
+	d.null = null
+	d.ours = append(d.ours, null)
+	if s.PTY {
+		if err := d.openPTY(); err != nil {
+			d.close()
+			return nil, err
+		}
+		return d, nil
+	}
+	if err := d.input(); err != nil {
+		d.close()
+		return nil, err
+	}
+	for _, o := range []struct {
+		fd      int
+		dst     *os.File
+		capture **headTail
+	}{{1, s.Stdout, &d.out}, {2, s.Stderr, &d.errs}} {
+		if err := d.output(o.fd, o.dst, o.capture); err != nil {
+			d.close()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// openPTY gives the command a new pseudo-terminal sized like the caller's.
+func (d *darwinStreams) openPTY() error {
+	master, slave, err := pty.Open()
+	if err != nil {
+		return &UnavailableError{Layer: "pseudo-terminal", Reason: err.Error(), Err: err}
+	}
+	d.master, d.slave = master, slave
+	d.ours = append(d.ours, slave)
+	if tty := d.callerTerminal(); tty != nil {
+		pty.InheritSize(tty, master)
+	} else {
+		pty.Setsize(master, &pty.Winsize{Rows: 24, Cols: 80})
+	}
+	d.child = [3]*os.File{slave, slave, slave}
+	switch {
+	case d.s.Capture:
+		d.out, d.errs = newHeadTail(d.s.MaxOutput), newHeadTail(d.s.MaxOutput)
+	case d.s.Keep > 0:
+		d.out = newHeadTail(d.s.Keep)
+	}
+	return nil
+}
+
+// handOver reports whether f can be given to the command as it is: a pipe
+// or a socket, which carry no path for the profile to match.
+func handOver(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&(os.ModeNamedPipe|os.ModeSocket) != 0
+}
+
+func (d *darwinStreams) input() error {
+	in := d.s.Stdin
+	switch {
+	case d.s.NoStdin || in == nil:
+		d.child[0] = d.null
+	case handOver(in):
+		d.child[0] = in
+	default:
+		r, w, err := os.Pipe()
+		if err != nil {
+			return err
+		}
+		d.child[0] = r
+		d.ours = append(d.ours, r)
+		// Not waited for: reading a terminal may block until the next
+		// keystroke after the run (see Streams.Stdin).
+		go func() {
+			io.Copy(w, in)
+			w.Close()
+		}()
+	}
+	return nil
+}
+
+func (d *darwinStreams) output(fd int, dst *os.File, capture **headTail) error {
+	s := d.s
+	if dst == nil && !s.Capture {
+		d.child[fd] = d.null
+		return nil
+	}
+	if !s.Capture && handOver(dst) && s.MaxOutput <= 0 && s.Keep <= 0 && !d.watch {
+		d.child[fd] = dst
+		return nil
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	d.child[fd] = w
+	d.ours = append(d.ours, w)
+	var sink io.Writer
+	switch {
+	case s.Capture:
+		*capture = newHeadTail(s.MaxOutput)
+		sink = *capture
+	case s.MaxOutput > 0:
+		l := newLimitedStream(dst, s.MaxOutput)
+		d.finish = append(d.finish, l.finish)
+		sink = l
+	default:
+		sink = dst
+	}
+	if !s.Capture && s.Keep > 0 {
+		*capture = newHeadTail(s.Keep)
+		sink = keeping{w: sink, keep: *capture}
+	}
+	d.copy(sink, r)
+	return nil
+}
+
+// copy drains r into w until EOF (or until r is closed by drain).
+func (d *darwinStreams) copy(w io.Writer, r *os.File) {
+	d.readers = append(d.readers, r)
+	d.copiers.Add(1)
+	go func() {
+		defer d.copiers.Done()
+		buf := make([]byte, 256<<10)
+		for {
+			n, err := r.Read(buf)
+			if n > 0 {
+				if d.watch {
+					d.lastOutput.Store(time.Now().UnixNano())
+				}
+				w.Write(buf[:n]) // keep draining even if the caller's side broke
+			}
+			if err != nil {
+				return
+			}
+		}
+	}()
+}
+
+// started runs once the command runs: our copies of its ends go, and with
+// a pseudo-terminal the relays start.
+func (d *darwinStreams) started() {
+	for _, f := range d.ours {
+		f.Close()
+	}
+	d.ours = nil
+	if d.master == nil {
+		return
+	}
+	var sink io.Writer = d.s.Stdout
+	switch {
+	case d.s.Capture:
+		sink = d.out
+	case d.s.Stdout == nil:
+		sink = io.Discard
+	case d.s.MaxOutput > 0:
+		l := newLimitedStream(d.s.Stdout, d.s.MaxOutput)
+		d.finish = append(d.finish, l.finish)
+		sink = l
+	}
+	if !d.s.Capture && d.out != nil {
+		sink = keeping{w: sink, keep: d.out}
+	}
+	d.copy(sink, d.master)
+	if in := d.s.Stdin; in != nil && !d.s.NoStdin {
+		if isTerminalFile(in) {
+			if st, err := term.MakeRaw(int(in.Fd())); err == nil {
+				d.restore = func() { term.Restore(int(in.Fd()), st) }
+			}
+		}
+		if fd, err := syscall.Dup(int(d.master.Fd())); err == nil {
+			syscall.CloseOnExec(fd)
+			dup := os.NewFile(uintptr(fd), "ptmx")
+			go func() {
+				io.Copy(dup, in)
+				if !isTerminalFile(in) {
+					dup.Write([]byte{4}) // end of input: the terminal's EOF character
+				}
+				dup.Close()
+			}()
+		}
+	}
+	if tty := d.callerTerminal(); tty != nil {
+		d.winch = make(chan os.Signal, 1)
+		signal.Notify(d.winch, syscall.SIGWINCH)
+		go func() {
+			for {
+				select {
+				case <-d.winch:
+					pty.InheritSize(tty, d.master)
+				case <-d.stop:
+					return
+				}
+			}
+		}()
+	}
+}
+
+func (d *darwinStreams) callerTerminal() *os.File {
+	for _, f := range []*os.File{d.s.Stdin, d.s.Stdout} {
+		if isTerminalFile(f) {
+			return f
+		}
+	}
+	return nil
+}
+
+// drain waits for the output to end, at most limit once the command's
+// process group is gone: a process that left the group may hold the
+// stream open, and is not waited for. It reports whether that happened.
+func (d *darwinStreams) drain(limit time.Duration) (cut bool, err error) {
+	done := make(chan struct{})
+	go func() {
+		d.copiers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(limit):
+		cut = true
+		for _, r := range d.readers {
+			r.Close()
+		}
+		<-done
+	}
+	var errs []error
+	for _, f := range d.finish {
+		errs = append(errs, f())
+	}
+	d.finish = nil
+	return cut, errors.Join(errs...)
+}
+
+func (d *darwinStreams) captured() (out, errs Captured) {
+	if d.out != nil {
+		out = d.out.result()
+	}
+	if d.errs != nil {
+		errs = d.errs.result()
+	}
+	return out, errs
+}
+
+// close restores the caller's terminal and frees what is left. Safe to
+// call more than once.
+func (d *darwinStreams) close() {
+	if d.restore != nil {
+		d.restore()
+		d.restore = nil
+	}
+	if d.winch != nil {
+		signal.Stop(d.winch)
+		close(d.stop)
+		d.winch = nil
+	}
+	for _, f := range d.ours {
+		f.Close()
+	}
+	d.ours = nil
+	for _, r := range d.readers {
+		r.Close()
+	}
+}
+
+func isTerminalFile(f *os.File) bool { return f != nil && term.IsTerminal(int(f.Fd())) }
