@@ -1,6 +1,7 @@
 package main
 
 import (
+	"runtime"
 	"strings"
 
 	"github.com/forgebox/forgebox/sandbox"
@@ -140,9 +141,17 @@ func adviceFor(un *sandbox.UnavailableError) string {
 	if un.Layer == "namespaces" {
 		return userNSAdvice(sandbox.QuickReport(), true) + "; run forgebox doctor for details, or pass --best-effort to run without a sandbox"
 	}
+	if strings.Contains(un.Layer, " limit (--") && runtime.GOOS != "linux" {
+		return "this system has nothing that enforces the limit for a process tree (macOS has no cgroups, and its rlimits are per user or not enforced); " +
+			"drop the flag, or pass --best-effort to run without this limit"
+	}
 	if strings.Contains(un.Layer, " limit (--") {
 		return "run forgebox as root, or inside a delegated cgroup v2 subtree (systemd-run --user --scope -p Delegate=yes forgebox run ...); " +
 			"or drop the flag to run with the default limits, or pass --best-effort to run without this limit"
+	}
+	if un.Layer == "sandbox-exec" {
+		return "forgebox's macOS sandbox is /usr/bin/sandbox-exec (Seatbelt); it is part of macOS: check it is present and that forgebox is not already inside another sandbox (an app's or a terminal's); " +
+			"run forgebox doctor for details, or pass --best-effort to run without a sandbox"
 	}
 	return "run forgebox doctor for details, or pass --best-effort to run without the missing layer"
 }
