@@ -1,0 +1,296 @@
+package sandbox
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+)
+
+// Protected paths on Windows. What exists at the start is made read-only
+// to the run by ACEs that name its SID (conpty.Plan.Protect): a protected
+// path, and each directory between it and its root, cannot be written,
+// deleted or renamed away. What is missing at the workspace root is
+// watched: whatever the run created there is moved aside once the tree is
+// dead, as on Linux.
+//
+// Narrower than on Linux: a missing .git/hooks or .git/commondir is not
+// held by a placeholder while the run goes on (a git outside the sandbox
+// could act on what the command plants there before it is moved aside),
+// core.hooksPath and submodules listed in .gitmodules are not followed,
+// and a repository made during the run has its config vetted with the
+// allowlist below, a copy of the Linux one.
+
+// protectedRel is a protected path below a writable root.
+type protectedRel struct {
+	rel []string
+	dir bool
+}
+
+// winWatch is a protected name missing at the start.
+type winWatch struct {
+	path   string
+	newGit bool // a .git: a repository made during the run
+}
+
+// winGuard holds the protected paths of a run's writable roots.
+type winGuard struct {
+	byRoot    map[string][]protectedRel
+	protected []string
+	watched   []winWatch
+	budget    int
+}
+
+// Nested repositories are looked for near the top, as on Linux.
+const (
+	winScanMaxDepth = 2
+	winScanMaxDirs  = 200
+)
+
+// winScanSkip are directories the nested-repository scan does not enter
+// (the list of protect_linux.go).
+var winScanSkip = []string{"node_modules", ".cache", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
+	".pytest_cache", ".gradle", ".npm", ".cargo", ".rustup", "target", ".terraform"}
+
+// protectWindows finds the protected paths of the writable roots; names
+// missing at the workspace root are watched.
+func protectWindows(workspace string, roots []string) (*winGuard, error) {
+	g := &winGuard{byRoot: map[string][]protectedRel{}, budget: winScanMaxDirs}
+	for _, r := range roots {
+		at := strings.EqualFold(r, workspace)
+		if err := g.gitEntry(r, nil, at); err != nil {
+			return nil, err
+		}
+		for _, name := range append(slices.Clone(protectedFiles), protectedDirs...) {
+			p := filepath.Join(r, name)
+			st, err := os.Lstat(p)
+			switch {
+			case err == nil:
+				g.add(r, []string{name}, st.IsDir() || st.Mode()&fs.ModeIrregular != 0)
+			case os.IsNotExist(err) && at:
+				g.watched = append(g.watched, winWatch{path: p})
+			case !os.IsNotExist(err):
+				return nil, fmt.Errorf("inspect %s: %w", p, err)
+			}
+		}
+		if err := g.scan(r, nil); err != nil {
+			return nil, err
+		}
+	}
+	return g, nil
+}
+
+// gitEntry protects the .git of the repository at rel under root.
+func (g *winGuard) gitEntry(root string, rel []string, atWorkspace bool) error {
+	gitRel := append(slices.Clone(rel), ".git")
+	dotgit := filepath.Join(root, filepath.Join(gitRel...))
+	st, err := os.Lstat(dotgit)
+	switch {
+	case os.IsNotExist(err):
+		if atWorkspace {
+			g.watched = append(g.watched, winWatch{path: dotgit, newGit: true})
+		}
+		return nil
+	case err != nil:
+		return fmt.Errorf("inspect %s: %w", dotgit, err)
+	case !st.Mode().IsDir():
+		// A .git file (worktree, submodule) or link: read-only, so that it
+		// cannot be pointed at a directory the command controls.
+		g.add(root, gitRel, st.Mode()&fs.ModeIrregular != 0)
+		return nil
+	}
+	for _, name := range []string{"hooks", "config", "config.worktree", "commondir"} {
+		p := filepath.Join(dotgit, name)
+		st, err := os.Lstat(p)
+		switch {
+		case err == nil:
+			g.add(root, append(slices.Clone(gitRel), name), st.IsDir() || st.Mode()&fs.ModeIrregular != 0)
+		case os.IsNotExist(err) && (name == "hooks" || name == "commondir"):
+			g.watched = append(g.watched, winWatch{path: p})
+		case !os.IsNotExist(err):
+			return fmt.Errorf("inspect %s: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// scan looks for nested repositories below rel, within the budget.
+func (g *winGuard) scan(root string, rel []string) error {
+	if len(rel) >= winScanMaxDepth {
+		return nil
+	}
+	entries, err := os.ReadDir(filepath.Join(root, filepath.Join(rel...)))
+	if err != nil {
+		return nil
+	}
+	for _, e := range entries {
+		if !e.IsDir() || e.Type()&(fs.ModeSymlink|fs.ModeIrregular) != 0 || e.Name() == ".git" || slices.Contains(winScanSkip, e.Name()) {
+			continue
+		}
+		if g.budget--; g.budget < 0 {
+			return nil
+		}
+		sub := append(slices.Clone(rel), e.Name())
+		if err := g.gitEntry(root, sub, false); err != nil {
+			return err
+		}
+		if err := g.scan(root, sub); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// add protects the entry at rel (its components, as listed) under root.
+func (g *winGuard) add(root string, rel []string, dir bool) {
+	for _, x := range g.byRoot[root] {
+		if slices.Equal(x.rel, rel) {
+			return
+		}
+	}
+	g.byRoot[root] = append(g.byRoot[root], protectedRel{rel: slices.Clone(rel), dir: dir})
+	g.protected = append(g.protected, filepath.Join(root, filepath.Join(rel...)))
+}
+
+// afterRun moves aside what the run planted at watched names. It runs once
+// the tree is dead.
+func (g *winGuard) afterRun(now time.Time) ([]Quarantined, []string) {
+	q := winQuarantine{stamp: now.Unix()}
+	for _, w := range g.watched {
+		st, err := os.Lstat(w.path)
+		if err != nil {
+			continue // still missing
+		}
+		if !w.newGit || !st.IsDir() {
+			q.move(w.path, "it was missing when the run started")
+			continue
+		}
+		q.newRepository(w.path)
+	}
+	for _, m := range q.moved {
+		q.warnings = append(q.warnings, fmt.Sprintf("the command created the protected path %s (%s); it was moved to %s", m.Path, m.Why, m.MovedTo))
+	}
+	return q.moved, q.warnings
+}
+
+type winQuarantine struct {
+	stamp    int64
+	moved    []Quarantined
+	warnings []string
+}
+
+// newRepository keeps a repository made during the run but nothing Git
+// would execute or follow from it.
+func (q *winQuarantine) newRepository(gitdir string) {
+	hooks := filepath.Join(gitdir, "hooks")
+	if st, err := os.Lstat(hooks); err == nil {
+		if !st.IsDir() || st.Mode()&(fs.ModeSymlink|fs.ModeIrregular) != 0 {
+			q.move(hooks, "a link, or not a directory")
+		} else if entries, err := os.ReadDir(hooks); err == nil {
+			for _, e := range entries {
+				if !strings.HasSuffix(e.Name(), ".sample") {
+					q.move(filepath.Join(hooks, e.Name()), "a hook of a repository made during the run")
+				}
+			}
+		}
+	}
+	for _, f := range []string{"commondir", "config.worktree"} {
+		if _, err := os.Lstat(filepath.Join(gitdir, f)); err == nil {
+			q.move(filepath.Join(gitdir, f), "a new repository may not redirect Git")
+		}
+	}
+	config := filepath.Join(gitdir, "config")
+	if st, err := os.Lstat(config); err == nil {
+		why := "its config is a link or not a file"
+		if st.Mode().IsRegular() {
+			why = winConfigRisk(config)
+		}
+		if why != "" {
+			q.move(config, why)
+		}
+	}
+}
+
+// move renames path aside in its own directory, under a name the command
+// could not have guessed. A link is renamed itself, never followed.
+func (q *winQuarantine) move(path, why string) {
+	var err error
+	for attempt := 0; attempt < 4; attempt++ {
+		var r [6]byte
+		rand.Read(r[:])
+		to := fmt.Sprintf("%s.quarantined-by-forgebox-%d-%s", path, q.stamp, hex.EncodeToString(r[:]))
+		if _, serr := os.Lstat(to); serr == nil {
+			continue
+		}
+		if err = os.Rename(path, to); err == nil {
+			q.moved = append(q.moved, Quarantined{Path: path, MovedTo: to, Why: why})
+			return
+		}
+	}
+	q.warnings = append(q.warnings, fmt.Sprintf("the command created the protected path %s (%s) and it could NOT be moved aside: %v; remove it before using tools in this directory", path, why, err))
+}
+
+// winSafeConfig is the allowlist of quarantine_linux.go (safeConfig): the
+// keys a repository made during the run may keep. The lead may move both
+// into one portable file.
+var winSafeConfig = map[string]bool{
+	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true, "core.logallrefupdates": true,
+	"core.ignorecase": true, "core.precomposeunicode": true, "core.symlinks": true, "core.autocrlf": true,
+	"core.eol": true, "core.safecrlf": true, "core.quotepath": true, "core.longpaths": true,
+	"user.name": true, "user.email": true, "init.defaultbranch": true,
+	"extensions.objectformat": true,
+	"branch.*.remote":         true, "branch.*.merge": true, "branch.*.rebase": true, "branch.*.pushremote": true,
+	"branch.*.description": true,
+	"remote.*.url":         true, "remote.*.pushurl": true, "remote.*.fetch": true, "remote.*.push": true,
+	"remote.*.tagopt": true, "remote.*.prune": true, "remote.*.mirror": true,
+	"pull.rebase": true, "pull.ff": true, "push.default": true, "push.autosetupremote": true, "fetch.prune": true,
+	"merge.ff": true, "merge.conflictstyle": true, "color.ui": true,
+}
+
+// winConfigRisk says why a new repository's config must go, or "".
+func winConfigRisk(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return "its config is unreadable"
+	}
+	defer f.Close()
+	section := ""
+	sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "" || line[0] == '#' || line[0] == ';':
+			continue
+		case strings.HasSuffix(line, "\\"):
+			return "its config continues lines, which forgebox does not vet"
+		case line[0] == '[':
+			end := strings.IndexByte(line, ']')
+			if end < 0 {
+				return "its config is malformed"
+			}
+			name, _, hasSub := strings.Cut(strings.TrimSpace(line[1:end]), " ")
+			section = strings.ToLower(name)
+			if hasSub || strings.Contains(section, ".") {
+				section = strings.SplitN(section, ".", 2)[0] + ".*"
+			}
+			if rest := strings.TrimSpace(line[end+1:]); rest != "" {
+				line = rest
+			} else {
+				continue
+			}
+		}
+		key, _, _ := strings.Cut(line, "=")
+		full := section + "." + strings.ToLower(strings.TrimSpace(key))
+		if !winSafeConfig[full] {
+			return "its config sets " + full
+		}
+	}
+	return ""
+}
