@@ -7,7 +7,7 @@ BIN     := bin/forgebox
 TAGS    := netgo,osusergo
 LDFLAGS := -s -w -X main.version=$(VERSION) -extldflags -static
 
-.PHONY: build setup test bench clean vagrant-validate
+.PHONY: build setup test bench clean vagrant-validate winetest
 
 build:
 	CGO_ENABLED=1 $(GO) build -trimpath -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/forgebox
@@ -30,6 +30,12 @@ clean:
 # kernel and Windows: see the README) without booting anything; CI runs it.
 vagrant-validate:
 	./scripts/vagrant/validate
+
+# The Windows tests that Wine can run (the policy, the job objects, the
+# portable Windows logic); real Windows security needs real Windows. CI
+# runs it.
+winetest:
+	./scripts/winetest
 
 # Boots Debian's 6.1 and 6.12 kernels under QEMU (software emulation) and
 # runs forgebox's checks inside (integration/vm); CI runs it after test. The
