@@ -269,11 +269,12 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	for _, f := range extra {
 		fds = append(fds, int(f.Fd()))
 	}
+	// Before the view goes: the command cannot start until the child has
+	// it, so what the caller needs in place before that (its signal
+	// handlers) is.
+	launched(p.enforced)
 	writeErr := c.conn.writeWithFDs(view, fds)
 	tl.mark("view sent")
-	if writeErr == nil {
-		launched(p.enforced)
-	}
 
 	begin := time.Now()
 	e := c.supervise(ctx, spec.Timeout, spec.IdleTimeout, pl, tl)

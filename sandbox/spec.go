@@ -133,11 +133,12 @@ type Streams struct {
 	// killed. A second SIGINT or SIGTERM kills it at once.
 	Signals <-chan os.Signal
 	// Launched, when set, is called once forgebox's own share of the
-	// launch is done and the sandbox is starting the command (which may
-	// not have started yet), with what the sandbox enforces: from then on
-	// forgebox mostly waits, so work that must not slow the launch can
-	// begin. It is not called when the launch failed before that point.
-	// It must return quickly.
+	// launch is done, just before the sandbox is told to start the
+	// command, with what the sandbox enforces: from then on forgebox
+	// mostly waits, so work that must not slow the launch can begin, and
+	// the command does not start before Launched returns. It is not
+	// called when the launch failed before that point. It must return
+	// quickly.
 	Launched func(Enforced)
 }
 

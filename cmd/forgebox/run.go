@@ -109,13 +109,20 @@ func (e env) run(args []string) int {
 	// Forward signals to the command. The first Notify starts a locked OS
 	// thread (0.4 ms here): it runs beside the launch rather than before
 	// it; a signal in the meantime ends forgebox, and the sandbox with it.
+	// The command starts only once Launched returned, and Launched waits
+	// for Notify: a signal sent once the command runs always reaches it.
 	// There is no Stop: it would wait for the signal thread to go idle, and
 	// the process ends after the run.
 	sigs := make(chan os.Signal, 4)
-	go signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	notified := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+		close(notified)
+	}()
 	st.Signals = sigs
-	if rec != nil {
-		st.Launched = rec.launch
+	st.Launched = func(e sandbox.Enforced) {
+		<-notified
+		rec.launch(e)
 	}
 
 	res, err := sandbox.Run(context.Background(), spec, st)
