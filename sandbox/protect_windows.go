@@ -1,11 +1,9 @@
 package sandbox
 
 import (
-	"bufio"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -237,23 +235,6 @@ func (q *winQuarantine) move(path, why string) {
 	q.warnings = append(q.warnings, fmt.Sprintf("the command created the protected path %s (%s) and it could NOT be moved aside: %v; remove it before using tools in this directory", path, why, err))
 }
 
-// winSafeConfig is the allowlist of quarantine_linux.go (safeConfig): the
-// keys a repository made during the run may keep. The lead may move both
-// into one portable file.
-var winSafeConfig = map[string]bool{
-	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true, "core.logallrefupdates": true,
-	"core.ignorecase": true, "core.precomposeunicode": true, "core.symlinks": true, "core.autocrlf": true,
-	"core.eol": true, "core.safecrlf": true, "core.quotepath": true, "core.longpaths": true,
-	"user.name": true, "user.email": true, "init.defaultbranch": true,
-	"extensions.objectformat": true,
-	"branch.*.remote":         true, "branch.*.merge": true, "branch.*.rebase": true, "branch.*.pushremote": true,
-	"branch.*.description": true,
-	"remote.*.url":         true, "remote.*.pushurl": true, "remote.*.fetch": true, "remote.*.push": true,
-	"remote.*.tagopt": true, "remote.*.prune": true, "remote.*.mirror": true,
-	"pull.rebase": true, "pull.ff": true, "push.default": true, "push.autosetupremote": true, "fetch.prune": true,
-	"merge.ff": true, "merge.conflictstyle": true, "color.ui": true,
-}
-
 // winConfigRisk says why a new repository's config must go, or "".
 func winConfigRisk(path string) string {
 	f, err := os.Open(path)
@@ -261,36 +242,5 @@ func winConfigRisk(path string) string {
 		return "its config is unreadable"
 	}
 	defer f.Close()
-	section := ""
-	sc := bufio.NewScanner(io.LimitReader(f, 1<<20))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		switch {
-		case line == "" || line[0] == '#' || line[0] == ';':
-			continue
-		case strings.HasSuffix(line, "\\"):
-			return "its config continues lines, which forgebox does not vet"
-		case line[0] == '[':
-			end := strings.IndexByte(line, ']')
-			if end < 0 {
-				return "its config is malformed"
-			}
-			name, _, hasSub := strings.Cut(strings.TrimSpace(line[1:end]), " ")
-			section = strings.ToLower(name)
-			if hasSub || strings.Contains(section, ".") {
-				section = strings.SplitN(section, ".", 2)[0] + ".*"
-			}
-			if rest := strings.TrimSpace(line[end+1:]); rest != "" {
-				line = rest
-			} else {
-				continue
-			}
-		}
-		key, _, _ := strings.Cut(line, "=")
-		full := section + "." + strings.ToLower(strings.TrimSpace(key))
-		if !winSafeConfig[full] {
-			return "its config sets " + full
-		}
-	}
-	return ""
+	return configTextRisk(f)
 }
