@@ -3,6 +3,9 @@ package sandbox
 import (
 	"fmt"
 	"io"
+	"os"
+	"sync/atomic"
+	"time"
 )
 
 // headTail keeps the first and last bytes written to it, within a fixed
@@ -173,4 +176,53 @@ type keeping struct {
 func (k keeping) Write(p []byte) (int, error) {
 	k.keep.Write(p)
 	return k.w.Write(p)
+}
+
+// streamSink is where one output stream goes once forgebox sees its bytes:
+// the capture (Streams.Capture), a head-limited dst (MaxOutput), or dst
+// itself (discarded when nil), plus a kept head and tail (Keep). It makes
+// *capture when it needs one and finds none; finish, when not nil, writes
+// the limited stream's tail after the run.
+func streamSink(s Streams, dst *os.File, capture **headTail) (w io.Writer, finish func() error) {
+	if s.Capture {
+		if *capture == nil {
+			*capture = newHeadTail(s.MaxOutput)
+		}
+		return *capture, nil
+	}
+	switch {
+	case dst == nil:
+		w = io.Discard
+	case s.MaxOutput > 0:
+		l := newLimitedStream(dst, s.MaxOutput)
+		w, finish = l, l.finish
+	default:
+		w = dst
+	}
+	if s.Keep > 0 {
+		if *capture == nil {
+			*capture = newHeadTail(s.Keep)
+		}
+		w = keeping{w: w, keep: *capture}
+	}
+	return w, finish
+}
+
+// relay copies r into w until reading fails, and keeps draining when w
+// fails (the caller's side broke; the command must not block). last, when
+// not nil, gets the time output last went by (Spec.IdleTimeout).
+func relay(w io.Writer, r io.Reader, last *atomic.Int64) {
+	buf := make([]byte, 256<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			if last != nil {
+				last.Store(time.Now().UnixNano())
+			}
+			w.Write(buf[:n])
+		}
+		if err != nil {
+			return
+		}
+	}
 }

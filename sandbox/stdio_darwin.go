@@ -156,45 +156,30 @@ func (d *darwinStreams) output(fd int, dst *os.File, capture **headTail) error {
 	}
 	d.child[fd] = w
 	d.ours = append(d.ours, w)
-	var sink io.Writer
-	switch {
-	case s.Capture:
-		*capture = newHeadTail(s.MaxOutput)
-		sink = *capture
-	case s.MaxOutput > 0:
-		l := newLimitedStream(dst, s.MaxOutput)
-		d.finish = append(d.finish, l.finish)
-		sink = l
-	default:
-		sink = dst
-	}
-	if !s.Capture && s.Keep > 0 {
-		*capture = newHeadTail(s.Keep)
-		sink = keeping{w: sink, keep: *capture}
-	}
-	d.copy(sink, r)
+	d.copy(d.sink(dst, capture), r)
 	return nil
+}
+
+// sink is streamSink, its limited stream's tail flushed at the end.
+func (d *darwinStreams) sink(dst *os.File, capture **headTail) io.Writer {
+	w, finish := streamSink(d.s, dst, capture)
+	if finish != nil {
+		d.finish = append(d.finish, finish)
+	}
+	return w
 }
 
 // copy drains r into w until EOF (or until r is closed by drain).
 func (d *darwinStreams) copy(w io.Writer, r *os.File) {
 	d.readers = append(d.readers, r)
 	d.copiers.Add(1)
+	var last *atomic.Int64
+	if d.watch {
+		last = &d.lastOutput
+	}
 	go func() {
 		defer d.copiers.Done()
-		buf := make([]byte, 256<<10)
-		for {
-			n, err := r.Read(buf)
-			if n > 0 {
-				if d.watch {
-					d.lastOutput.Store(time.Now().UnixNano())
-				}
-				w.Write(buf[:n]) // keep draining even if the caller's side broke
-			}
-			if err != nil {
-				return
-			}
-		}
+		relay(w, r, last)
 	}()
 }
 
@@ -208,21 +193,7 @@ func (d *darwinStreams) started() {
 	if d.master == nil {
 		return
 	}
-	var sink io.Writer = d.s.Stdout
-	switch {
-	case d.s.Capture:
-		sink = d.out
-	case d.s.Stdout == nil:
-		sink = io.Discard
-	case d.s.MaxOutput > 0:
-		l := newLimitedStream(d.s.Stdout, d.s.MaxOutput)
-		d.finish = append(d.finish, l.finish)
-		sink = l
-	}
-	if !d.s.Capture && d.out != nil {
-		sink = keeping{w: sink, keep: d.out}
-	}
-	d.copy(sink, d.master)
+	d.copy(d.sink(d.s.Stdout, &d.out), d.master)
 	if in := d.s.Stdin; in != nil && !d.s.NoStdin {
 		if isTerminalFile(in) {
 			if st, err := term.MakeRaw(int(in.Fd())); err == nil {

@@ -127,44 +127,29 @@ func (p *plumbing) output(fd int, dst *os.File, capture **headTail) error {
 	}
 	p.child[fd] = w
 	p.ours = append(p.ours, w)
-	var sink io.Writer
-	switch {
-	case s.Capture:
-		*capture = newHeadTail(s.MaxOutput)
-		sink = *capture
-	case s.MaxOutput > 0:
-		l := newLimitedStream(dst, s.MaxOutput)
-		p.finish = append(p.finish, l.finish)
-		sink = l
-	default:
-		sink = dst
-	}
-	if !s.Capture && s.Keep > 0 {
-		*capture = newHeadTail(s.Keep)
-		sink = keeping{w: sink, keep: *capture}
-	}
-	p.copy(sink, r)
+	p.copy(p.sink(dst, capture), r)
 	return nil
+}
+
+// sink is streamSink, its limited stream's tail flushed at the end.
+func (p *plumbing) sink(dst *os.File, capture **headTail) io.Writer {
+	w, finish := streamSink(p.s, dst, capture)
+	if finish != nil {
+		p.finish = append(p.finish, finish)
+	}
+	return w
 }
 
 // copy drains r into w until EOF, then closes r.
 func (p *plumbing) copy(w io.Writer, r *os.File) {
 	p.copiers.Add(1)
+	var last *atomic.Int64
+	if p.watch {
+		last = &p.lastOutput
+	}
 	go func() {
 		defer p.copiers.Done()
-		buf := make([]byte, 256<<10)
-		for {
-			n, err := r.Read(buf)
-			if n > 0 {
-				if p.watch {
-					p.lastOutput.Store(time.Now().UnixNano())
-				}
-				w.Write(buf[:n]) // keep draining even if the caller's side broke
-			}
-			if err != nil {
-				break
-			}
-		}
+		relay(w, r, last)
 		r.Close()
 	}()
 }
@@ -191,21 +176,7 @@ func (p *plumbing) started(master *os.File) {
 	if master == nil {
 		return
 	}
-	var sink io.Writer = p.s.Stdout
-	switch {
-	case p.s.Capture:
-		sink = p.out
-	case p.s.Stdout == nil:
-		sink = io.Discard
-	case p.s.MaxOutput > 0:
-		l := newLimitedStream(p.s.Stdout, p.s.MaxOutput)
-		p.finish = append(p.finish, l.finish)
-		sink = l
-	}
-	if !p.s.Capture && p.out != nil {
-		sink = keeping{w: sink, keep: p.out}
-	}
-	p.copy(sink, master)
+	p.copy(p.sink(p.s.Stdout, &p.out), master)
 	in := p.s.Stdin
 	if in != nil && !p.s.NoStdin {
 		if isTerminal(in) {

@@ -129,30 +129,11 @@ func (p *winPlumbing) output(fd int, dst *os.File, capture **headTail, null *os.
 	return nil
 }
 
-// sink is where one output stream goes once forgebox sees its bytes.
+// sink is streamSink, its limited stream's tail flushed at the end.
 func (p *winPlumbing) sink(dst *os.File, capture **headTail) io.Writer {
-	s := p.s
-	var w io.Writer
-	switch {
-	case s.Capture:
-		if *capture == nil {
-			*capture = newHeadTail(s.MaxOutput)
-		}
-		return *capture
-	case dst == nil:
-		w = io.Discard
-	case s.MaxOutput > 0:
-		l := newLimitedStream(dst, s.MaxOutput)
-		p.finish = append(p.finish, l.finish)
-		w = l
-	default:
-		w = dst
-	}
-	if s.Keep > 0 {
-		if *capture == nil {
-			*capture = newHeadTail(s.Keep)
-		}
-		w = keeping{w: w, keep: *capture}
+	w, finish := streamSink(p.s, dst, capture)
+	if finish != nil {
+		p.finish = append(p.finish, finish)
 	}
 	return w
 }
@@ -160,21 +141,13 @@ func (p *winPlumbing) sink(dst *os.File, capture **headTail) io.Writer {
 // copy drains r into w until end of file, then closes r.
 func (p *winPlumbing) copy(w io.Writer, r *os.File) {
 	p.copiers.Add(1)
+	var last *atomic.Int64
+	if p.watch {
+		last = &p.lastOutput
+	}
 	go func() {
 		defer p.copiers.Done()
-		buf := make([]byte, 256<<10)
-		for {
-			n, err := r.Read(buf)
-			if n > 0 {
-				if p.watch {
-					p.lastOutput.Store(time.Now().UnixNano())
-				}
-				w.Write(buf[:n]) // keep draining even if the caller's side broke
-			}
-			if err != nil {
-				break
-			}
-		}
+		relay(w, r, last)
 		r.Close()
 	}()
 }
