@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -372,34 +371,6 @@ func realPath(p string) (hostPath, error) {
 		return hostPath{Path: real, Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, nil
 	}
 	return hostPath{Path: string(buf[:n]), Dir: st.Mode&unix.S_IFMT == unix.S_IFDIR}, nil
-}
-
-// homeDirs are the caller's home directories: the account database's and
-// $HOME, when they differ.
-func homeDirs(s Spec) []string {
-	var homes []string
-	add := func(h string) {
-		if h == "" || !filepath.IsAbs(h) {
-			return
-		}
-		if real, err := filepath.EvalSymlinks(h); err == nil {
-			h = real
-		}
-		h = filepath.Clean(h)
-		if h != "/" && !slices.Contains(homes, h) {
-			homes = append(homes, h)
-		}
-	}
-	add(s.Home)
-	if u, err := user.LookupId(strconv.Itoa(os.Getuid())); err == nil {
-		add(u.HomeDir)
-	}
-	for _, kv := range s.Environ {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			add(v)
-		}
-	}
-	return homes
 }
 
 // existingSecrets finds the secret locations that exist. Most do not: a

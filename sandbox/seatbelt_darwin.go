@@ -5,11 +5,9 @@ import (
 	"errors"
 	"io/fs"
 	"os"
-	"os/user"
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -143,7 +141,7 @@ func (r *darwinRun) paths(s Spec, prof Profile, network Network) error {
 			hidden = append(hidden, real)
 		}
 	}
-	homes := darwinHomes(s)
+	homes := homeDirs(s)
 	secrets, existing := hostSecrets(homes)
 	var secretPaths, hidePaths []string
 	for _, x := range secrets {
@@ -191,33 +189,6 @@ func canonical(p, what string) (string, error) {
 		return "", invalidf("%s %s: %v", what, p, err)
 	}
 	return real, nil
-}
-
-// darwinHomes are the caller's home directories: the account database's,
-// Spec.Home and $HOME, resolved.
-func darwinHomes(s Spec) []string {
-	var homes []string
-	add := func(h string) {
-		if h == "" || !filepath.IsAbs(h) {
-			return
-		}
-		if real, err := filepath.EvalSymlinks(h); err == nil {
-			h = real
-		}
-		if h = filepath.Clean(h); h != "/" && !slices.Contains(homes, h) {
-			homes = append(homes, h)
-		}
-	}
-	add(s.Home)
-	if u, err := user.LookupId(strconv.Itoa(os.Getuid())); err == nil {
-		add(u.HomeDir)
-	}
-	for _, kv := range s.Environ {
-		if v, ok := strings.CutPrefix(kv, "HOME="); ok {
-			add(v)
-		}
-	}
-	return homes
 }
 
 // hostSecrets are the secret locations to deny (seatbeltSecrets, the host
