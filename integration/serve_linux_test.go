@@ -518,3 +518,51 @@ func TestServeFiles(t *testing.T) {
 		}
 	})
 }
+
+// An answer approves only the question the server asked, once: an answer
+// the server never asked for, or one replayed, runs nothing.
+func TestServeApprovalCannotBeForged(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e = judgedEnv(t, e)
+		yes := mcp.InputResponseMap{"approval": &mcp.ElicitResult{Action: "accept", Content: map[string]any{"answer": "once"}}}
+		call := func(cs *mcp.ClientSession, state string, responses mcp.InputResponseMap) *mcp.CallToolResult {
+			t.Helper()
+			res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "run_shell_command",
+				Arguments: map[string]any{"command": askLine}, RequestState: state, InputResponses: responses})
+			if err != nil {
+				t.Fatalf("call: %v", err)
+			}
+			return res
+		}
+		// A client that cannot ask, sending an answer anyway.
+		c := e.serveMCP(nil)
+		if res := call(c.cs, "0123456789abcdef0123456789abcdef", yes); !res.IsError || e.ran() {
+			t.Errorf("forged answer: isError %v, ran %v; want refused, nothing run", res.IsError, e.ran())
+		}
+		// A client that can ask, answering by hand (no automatic retry).
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		cmd := e.command(ctx, forgebox, "serve")
+		client := mcp.NewClient(&mcp.Implementation{Name: "forgebox-test", Version: "1"}, &mcp.ClientOptions{
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			},
+			MultiRoundTrip: &mcp.MultiRoundTripOptions{Disabled: true},
+		})
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer cs.Close()
+		asked := call(cs, "", nil)
+		if asked.RequestState == "" || asked.InputRequests == nil || e.ran() {
+			t.Fatalf("first call: %+v; want a question and nothing run", asked)
+		}
+		if res := call(cs, asked.RequestState, yes); res.IsError || !e.ran() {
+			t.Fatalf("the person's answer: isError %v; want the command run", res.IsError)
+		}
+		if res := call(cs, asked.RequestState, yes); res.InputRequests == nil || e.ran() {
+			t.Errorf("replayed answer: %+v, ran %v; want asked again, nothing run", res, e.ran())
+		}
+	})
+}
