@@ -61,8 +61,11 @@ type Policy struct {
 	// hidden secrets and sockets, and what the sandbox replaces with its
 	// own mounts (their rules are Extra).
 	Exclude []string
-	// DenyTCP refuses binding and connecting TCP sockets.
-	DenyTCP bool
+	// DenyTCP refuses binding and connecting TCP sockets, except
+	// connecting to ConnectPorts (on any address: Landlock rules name
+	// ports only).
+	DenyTCP      bool
+	ConnectPorts []uint16
 }
 
 // Entry is one name in a directory listing.

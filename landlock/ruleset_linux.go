@@ -53,6 +53,16 @@ func Build(p Policy, abi int) (*os.File, int, error) {
 			n++
 		}
 	}
+	if h.Net&ll.AccessNetConnectTCP != 0 {
+		for _, port := range p.ConnectPorts {
+			attr := ll.NetPortAttr{AllowedAccess: ll.AccessNetConnectTCP, Port: uint64(port)}
+			if err := ll.LandlockAddNetPortRule(fd, &attr, 0); err != nil {
+				rs.Close()
+				return nil, 0, fmt.Errorf("landlock rule for TCP port %d: %w", port, err)
+			}
+			n++
+		}
+	}
 	return rs, n, nil
 }
 

@@ -85,6 +85,7 @@ struct fb_spec {
 	size_t bpf_len;
 	struct fb_rlimit *rlimits;
 	size_t nrlimits;
+	uint16_t proxy_port; /* listen on 127.0.0.1:proxy_port for the parent's proxy; 0: none */
 };
 
 /* A failed step: {step, errno, message}, sent to the parent. */

@@ -27,6 +27,26 @@ var nonInteractiveEnv = []string{
 	"DEBIAN_FRONTEND=noninteractive",
 }
 
+// proxyEnv points the clients that honour the proxy variables (curl, git,
+// npm, pip, go, ...) at the allowlist's proxy. ALL_PROXY is SOCKS5 with
+// names resolved by the proxy (socks5h), for what speaks no HTTP proxy:
+// the sandbox has no resolver of its own. NO_PROXY keeps the sandbox's
+// own loopback direct.
+func proxyEnv() map[string]string {
+	env := map[string]string{}
+	for _, name := range []string{"HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY"} {
+		v := "http://" + ProxyAddr
+		switch name {
+		case "ALL_PROXY":
+			v = "socks5h://" + ProxyAddr
+		case "NO_PROXY":
+			v = "localhost,127.0.0.1,::1"
+		}
+		env[name], env[strings.ToLower(name)] = v, v
+	}
+	return env
+}
+
 // neverInherited change how programs load or start; they pass only when
 // named explicitly.
 var neverInherited = []string{"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "BASH_ENV", "ENV", "PROMPT_COMMAND"}
@@ -82,6 +102,11 @@ func commandEnv(s Spec) (env []string, withheld []string, err error) {
 	for _, kv := range nonInteractiveEnv {
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
+	}
+	if s.Network == NetAllow {
+		for k, v := range proxyEnv() {
+			vars[k] = v
+		}
 	}
 	for _, name := range s.PassEnv {
 		if err := checkEnvName(name); err != nil {

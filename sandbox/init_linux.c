@@ -35,6 +35,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <net/if.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -254,22 +256,49 @@ __attribute__((constructor)) static void forgebox_init(int argc, char **argv, ch
 
 /* ---- PID 1 -------------------------------------------------------------- */
 
+/* open_proxy_listener listens on 127.0.0.1:port of the sandbox's network
+ * namespace. The socket belongs to this namespace for good; the parent,
+ * outside it, accepts on it and connects out for the command, which has
+ * no other way out of its loopback. It is made before the command starts,
+ * so the command's first connection waits in the backlog rather than
+ * being refused. */
+static int open_proxy_listener(uint16_t port, int *fd, struct fb_err *e)
+{
+	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	if (s < 0)
+		return fb_fail(e, "network proxy", errno, "socket");
+	if (bind(s, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s, 512) < 0) {
+		int err = errno;
+		close(s);
+		return fb_fail(e, "network proxy", err, "listen on 127.0.0.1:%u inside the sandbox", port);
+	}
+	*fd = s;
+	return 0;
+}
+
 /* report_ready hands the parent a pidfd of this process, to signal it
- * without racing against pid reuse, and the terminal's master side. */
-static int report_ready(pid_t cmd, struct fb_term *t, struct fb_err *e)
+ * without racing against pid reuse, the terminal's master side and the
+ * proxy's listening socket. */
+static int report_ready(pid_t cmd, struct fb_term *t, int *proxy, struct fb_err *e)
 {
 	uint8_t payload[12 + 24 * (1 + 32 + 8)];
 	size_t n;
-	int fds[2], nfds = 0, have = 0;
+	int fds[3], nfds = 0, have = 0;
 	int pidfd = syscall(FB_SYS_PIDFD_OPEN, getpid(), 0);
 
 	if (pidfd >= 0) {
 		fds[nfds++] = pidfd;
-		have |= 1;
+		have |= FB_READY_PIDFD;
 	}
 	if (t->master >= 0) {
 		fds[nfds++] = t->master;
-		have |= 2;
+		have |= FB_READY_MASTER;
+	}
+	if (*proxy >= 0) {
+		fds[nfds++] = *proxy;
+		have |= FB_READY_PROXY;
 	}
 	put_le32(payload, cmd);
 	put_le32(payload + 4, have);
@@ -281,6 +310,10 @@ static int report_ready(pid_t cmd, struct fb_term *t, struct fb_err *e)
 	if (t->master >= 0) {
 		close(t->master);
 		t->master = -1;
+	}
+	if (*proxy >= 0) {
+		close(*proxy);
+		*proxy = -1;
 	}
 	return 0;
 }
@@ -412,7 +445,7 @@ static __attribute__((noreturn)) void pid1_main(struct fb_spec *s)
 	int isolated = (s->flags & FB_FLAG_ISOLATE) != 0;
 	sigset_t sigs;
 	pid_t cmd = -1;
-	int sfd;
+	int sfd, proxy = -1;
 
 	mark("pid 1 started");
 	/* Die with stage 0 (and so with forgebox). With a PID namespace,
@@ -440,9 +473,10 @@ static __attribute__((noreturn)) void pid1_main(struct fb_spec *s)
 	if (isolated && (apply_view(s, &e) < 0 || finish_view(&e) < 0))
 		die(&e);
 	mark("view");
-	if (((s->run_flags & FB_RUN_PTY) && open_terminal(s, &t, &e) < 0) ||
+	if ((s->proxy_port && (s->flags & FB_FLAG_NEWNET) && open_proxy_listener(s->proxy_port, &proxy, &e) < 0) ||
+	    ((s->run_flags & FB_RUN_PTY) && open_terminal(s, &t, &e) < 0) ||
 	    start_command(s, &t, &cmd, &e) < 0 ||
-	    (mark("command executed"), report_ready(cmd, &t, &e)) < 0 ||
+	    (mark("command executed"), report_ready(cmd, &t, &proxy, &e)) < 0 ||
 	    (isolated && drop_capabilities(1, &e) < 0))
 		die(&e);
 	supervise(cmd, sfd, isolated);
@@ -458,6 +492,7 @@ int forgebox_wire_constant(int which)
 				FB_OP_CLONE, FB_OP_ATTACH, FB_OP_SETATTR, FB_OP_TMPFS, FB_OP_MKDIR, FB_OP_MKFILE,
 				FB_OP_SYMLINK, FB_OP_HIDE, FB_OPF_RECURSIVE, FB_OPF_DIR, FB_SYNC_FD,
 				FB_MAX_FRAME, FB_MOUNT_FIXED, FB_TAG_FDS, FB_TAG_RULE, FB_TAG_SECCOMP,
-				FB_TAG_RLIMIT, FB_FD_LANDLOCK, FB_FD_CGROUP, FB_FD_JOIN_SHIFT, FB_MAX_JOIN};
+				FB_TAG_RLIMIT, FB_FD_LANDLOCK, FB_FD_CGROUP, FB_FD_JOIN_SHIFT, FB_MAX_JOIN,
+				FB_TAG_PROXY_PORT, FB_READY_PIDFD, FB_READY_MASTER, FB_READY_PROXY};
 	return which >= 0 && which < (int)(sizeof v / sizeof v[0]) ? v[which] : -1;
 }

@@ -28,6 +28,7 @@ enum fb_tag {
 	FB_TAG_RULE = 17,
 	FB_TAG_SECCOMP = 18,
 	FB_TAG_RLIMIT = 19,
+	FB_TAG_PROXY_PORT = 20,
 };
 
 /* Flags of the first frame: how stage 0 starts. */
@@ -45,6 +46,10 @@ enum fb_run_flag { FB_RUN_PTY = 1 << 0 };
  * into, then (their number in the bits from FB_FD_JOIN_SHIFT up) the
  * cgroup.procs files the command joins before exec. */
 enum fb_fd { FB_FD_LANDLOCK = 1 << 0, FB_FD_CGROUP = 1 << 1, FB_FD_JOIN_SHIFT = 8, FB_MAX_JOIN = 8 };
+
+/* What the ready message carries, in this order: a pidfd of PID 1, the
+ * terminal's master side, the listening socket of the network proxy. */
+enum fb_ready { FB_READY_PIDFD = 1 << 0, FB_READY_MASTER = 1 << 1, FB_READY_PROXY = 1 << 2 };
 
 enum fb_op {
 	FB_OP_CLONE = 1,

@@ -83,6 +83,9 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	if res != nil {
 		p.measure(res)
 	}
+	if p.proxy != nil && res != nil {
+		res.Connections, res.ConnectionsOmitted = p.proxy.close()
+	}
 	removed := make(chan error, 1)
 	go func() { removed <- p.limits.close() }()
 	if p.guard != nil {
@@ -114,6 +117,9 @@ type child struct {
 	exited <-chan unix.WaitStatus
 	reaped bool
 	events chan childEvent
+	// proxy, for a NetAllow run, serves on the listener the ready
+	// message brings.
+	proxy *runProxy
 }
 
 // reap waits for stage 0, which exits right after PID 1 (or soon after a
@@ -257,6 +263,9 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	defer c.conn.close()
 	defer c.sup.release()
 	c.sup.grace = cmp.Or(spec.Grace, DefaultGrace)
+	if p.child.ProxyPort != 0 {
+		c.proxy = p.proxy
+	}
 	view, err := p.child.encodeView()
 	if err != nil {
 		c.abort()
@@ -367,6 +376,12 @@ func (c *child) supervise(ctx context.Context, limit, idle time.Duration, pl *pl
 				tl.mark("ready received")
 				pl.lastOutput.Store(time.Now().UnixNano()) // the idle clock starts with the command
 				pl.started(ev.master)
+				if err := c.serveProxy(ev.proxy); err != nil {
+					// Fail closed: a NetAllow command without its proxy
+					// would just fail; say why instead.
+					e.setup = err
+					c.sup.kill()
+				}
 			case ev.typ == msgError:
 				e.setup = ev.setup
 			case ev.typ == msgExit:
@@ -402,6 +417,22 @@ func (c *child) supervise(ctx context.Context, limit, idle time.Duration, pl *pl
 		}
 	}
 	return e
+}
+
+// serveProxy starts the run's proxy on the listener the child handed over.
+func (c *child) serveProxy(l *os.File) *SetupError {
+	switch {
+	case c.proxy == nil && l != nil:
+		l.Close()
+	case c.proxy == nil:
+	case l == nil:
+		return &SetupError{Step: "network proxy", Message: "the sandbox did not hand over the proxy's listening socket"}
+	default:
+		if err := c.proxy.serve(l); err != nil {
+			return &SetupError{Step: "network proxy", Message: "serve on the sandbox's listener: " + err.Error()}
+		}
+	}
+	return nil
 }
 
 // failure is the error of a run whose command never ran, or nil.

@@ -24,7 +24,10 @@ import (
 // paths show up empty: one of each is enough, since every cover is a clone
 // of the same two stand-ins.
 func landlockPolicy(l layout, items []viewItem, sockets []string) (p landlock.Policy, private []string, dirCover, fileCover string) {
-	p = landlock.Policy{ReadRoots: []string{"/"}, DenyTCP: l.Network == NetNone}
+	p = landlock.Policy{ReadRoots: []string{"/"}, DenyTCP: l.Network == NetNone || l.Network == NetAllow}
+	if l.Network == NetAllow {
+		p.ConnectPorts = []uint16{ProxyPort}
+	}
 	for _, it := range items {
 		switch {
 		case it.Kind == kindCover:
@@ -67,8 +70,11 @@ func reachable(path string, dir bool) bool {
 // brought each.
 func landlockNeeds(net Network) []landlockFeature {
 	f := []landlockFeature{{"landlock filesystem rules", 1}}
-	if net == NetNone {
+	switch net {
+	case NetNone:
 		f = append(f, landlockFeature{"landlock TCP bind/connect denial", 4})
+	case NetAllow:
+		f = append(f, landlockFeature{"landlock TCP bind denial and connect to the proxy's port only", 4})
 	}
 	return append(f, landlockFeature{"landlock scoping of abstract Unix sockets and signals", 6})
 }
@@ -110,6 +116,9 @@ func (p *prepared) planLandlock(s Spec, l layout, items []viewItem) error {
 	p.enforced.LandlockABI = abi
 	p.enforced.LandlockRules = n + len(p.child.Rules)
 	p.enforced.LandlockTCP = h.Net != 0
+	if h.Net != 0 {
+		p.enforced.LandlockConnectPorts = pol.ConnectPorts
+	}
 	p.enforced.LandlockScoped = h.Scoped != 0
 	return nil
 }

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -28,6 +29,8 @@ type prepared struct {
 	// The Landlock facts unisolated needs to redo the child's rules.
 	landlockPrivate []string
 	landlockFS      landlock.Rights
+	// proxy is the allowlist proxy of a NetAllow run.
+	proxy *runProxy
 }
 
 // release undoes what planning did on the host: the placeholders.
@@ -37,6 +40,9 @@ func (p *prepared) release() {
 	}
 	if p.child.Landlock != nil {
 		p.child.Landlock.Close()
+	}
+	if p.proxy != nil {
+		p.proxy.close()
 	}
 	p.limits.close()
 }
@@ -78,6 +84,11 @@ func newRun(s Spec, pty bool, rows, cols uint16) (*prepared, error) {
 	if s.network() != NetHost {
 		p.child.Flags |= flagNewNet
 		p.enforced.Namespaces = append(p.enforced.Namespaces, "net")
+	}
+	if s.network() == NetAllow {
+		p.child.ProxyPort = ProxyPort
+		p.proxy = newRunProxy(s.Allowlist)
+		p.enforced.Proxy = ProxyAddr
 	}
 	if pty {
 		p.child.RunFlags |= runFlagPTY
@@ -143,6 +154,7 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	}
 	enf.Sandbox, enf.PTY, enf.Namespaces = p.enforced.Sandbox, p.enforced.PTY, p.enforced.Namespaces
 	enf.NoNewPrivs, enf.Capabilities = p.enforced.NoNewPrivs, p.enforced.Capabilities
+	enf.Proxy = p.enforced.Proxy
 	enf.Watched = []string{}
 	if p.guard != nil {
 		for _, w := range p.guard.watched {
@@ -296,12 +308,19 @@ func (p *prepared) unisolated(why string) {
 	old := p.enforced
 	missing := append([]string{"namespaces (" + why + ")", "read-only host filesystem", "hidden secrets and sockets",
 		"protected paths", "private /tmp and /dev", "network isolation"}, old.Missing...)
+	if p.child.ProxyPort != 0 {
+		// No namespace to put the proxy's listener in: no proxy. The
+		// Landlock ruleset, built already, still lets TCP connect to the
+		// proxy's port, now on any host.
+		p.child.ProxyPort = 0
+		missing = append(missing, fmt.Sprintf("the network allowlist (no proxy runs; TCP connect to port %d of any host is allowed)", ProxyPort))
+	}
 	none := []string{}
 	// The kernel layers need no namespaces: they stay, and the writable
 	// roots stay what Landlock allows.
 	p.enforced = Enforced{PTY: old.PTY, Missing: missing, Namespaces: none, Writable: none, Hidden: none,
 		Sockets: none, Protected: none, Watched: old.Watched, PrivateDirs: none,
-		LandlockABI: old.LandlockABI, LandlockRules: old.LandlockRules, LandlockTCP: old.LandlockTCP,
+		LandlockABI: old.LandlockABI, LandlockRules: old.LandlockRules, LandlockTCP: old.LandlockTCP, LandlockConnectPorts: old.LandlockConnectPorts,
 		LandlockScoped: old.LandlockScoped, Seccomp: old.Seccomp, SeccompDenied: old.SeccompDenied,
 		NoNewPrivs: old.NoNewPrivs, Capabilities: old.Capabilities, Limits: old.Limits, Cgroup: old.Cgroup}
 	if old.LandlockABI > 0 {

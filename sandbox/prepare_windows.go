@@ -55,6 +55,9 @@ func checkWindows(s Spec) (*winRun, error) {
 	if _, err := ParseNetwork(string(r.network)); err != nil {
 		return nil, err
 	}
+	if r.network == NetAllow {
+		return nil, errAllowlistUnavailable("Windows")
+	}
 	r.strict = r.profile == ProfileStrict
 	if err := r.layers(s); err != nil {
 		return nil, err

@@ -37,8 +37,36 @@ type Result struct {
 	// because they look secret: whatever records the run must redact them.
 	// Never printed.
 	Withheld []string `json:"-"`
+	// Connections are what the command asked the allowlist proxy for
+	// (NetAllow), in the order they ended: the first MaxConnections, with
+	// ConnectionsOmitted counting the rest.
+	Connections        []Connection
+	ConnectionsOmitted int
 	// Warnings are things the user should know that did not stop the run.
 	Warnings []string
+}
+
+// MaxConnections bounds Result.Connections.
+const MaxConnections = 1000
+
+// Connection is one tunnel (HTTP CONNECT or SOCKS5) or forwarded HTTP
+// request through the allowlist proxy, or a client connection it refused
+// before it named a host (Host empty).
+type Connection struct {
+	Time     time.Time `json:"time"`
+	Protocol string    `json:"protocol,omitempty"`
+	Host     string    `json:"host"`
+	Port     uint16    `json:"port"`
+	// Addr is the address the proxy connected to.
+	Addr     string `json:"addr,omitempty"`
+	Decision string `json:"decision"` // allowed or denied
+	// Code is the proxy's stable code for a refusal or failure
+	// (not-allowed, refused-address, sni-mismatch, connect-failed, ...).
+	Code       string  `json:"code,omitempty"`
+	Reason     string  `json:"reason,omitempty"`
+	BytesUp    int64   `json:"bytes_up"`
+	BytesDown  int64   `json:"bytes_down"`
+	DurationMS float64 `json:"duration_ms"`
 }
 
 // Quarantined is a protected path the run created, moved aside after it.
@@ -85,7 +113,9 @@ type Enforced struct {
 	Sandbox    bool     `json:"sandbox"`
 	Namespaces []string `json:"namespaces"`
 	Network    Network  `json:"network"`
-	Profile    Profile  `json:"profile"`
+	// Proxy is the allowlist proxy's address inside the sandbox (NetAllow).
+	Proxy   string  `json:"proxy,omitempty"`
+	Profile Profile `json:"profile"`
 	// ReadOnlyRoot: the host tree is mounted read-only, recursively.
 	ReadOnlyRoot bool `json:"read_only_root"`
 	// Writable lists the writable roots.
@@ -107,10 +137,13 @@ type Enforced struct {
 	// LandlockTCP: TCP bind and connect are denied (ABI 4+);
 	// LandlockScoped: abstract Unix sockets and signals are scoped to the
 	// sandbox (ABI 6+).
-	LandlockABI    int  `json:"landlock_abi"`
-	LandlockRules  int  `json:"landlock_rules"`
-	LandlockTCP    bool `json:"landlock_tcp_denied"`
-	LandlockScoped bool `json:"landlock_scoped"`
+	// LandlockConnectPorts are the ports TCP connect is allowed to
+	// nonetheless (the proxy's, with NetAllow).
+	LandlockABI          int      `json:"landlock_abi"`
+	LandlockRules        int      `json:"landlock_rules"`
+	LandlockTCP          bool     `json:"landlock_tcp_denied"`
+	LandlockConnectPorts []uint16 `json:"landlock_tcp_connect_ports,omitempty"`
+	LandlockScoped       bool     `json:"landlock_scoped"`
 	// Seccomp: the filter was loaded right before exec; SeccompDenied
 	// names what it refuses.
 	Seccomp       bool     `json:"seccomp"`

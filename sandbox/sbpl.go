@@ -823,6 +823,9 @@ func seatbeltLimits(l Limits, ramBytes int64, cpus int, bestEffort bool) (d cgro
 // host's services on it. That is a missing layer: refused unless
 // bestEffort, which reports it.
 func seatbeltNetwork(n Network, bestEffort bool) (missing []string, err error) {
+	if n == NetAllow {
+		return nil, errAllowlistUnavailable("macOS")
+	}
 	if n != NetLoopback {
 		return nil, nil
 	}
@@ -831,6 +834,14 @@ func seatbeltNetwork(n Network, bestEffort bool) (missing []string, err error) {
 		return nil, &UnavailableError{Layer: layer, Reason: why}
 	}
 	return []string{layer + " (" + why + ")"}, nil
+}
+
+// errAllowlistUnavailable refuses --net allow where the proxy has no
+// private network to listen in: whoever shares the loopback could use it.
+// Not even with --best-effort, which drops protections, not permissions.
+func errAllowlistUnavailable(system string) error {
+	return &UnavailableError{Layer: "network allowlist (--net allow)",
+		Reason: "forgebox's allowlist proxy listens in the command's own network namespace, which " + system + " does not have; use --net none, or --net host"}
 }
 
 // findProgram looks name up as execvp would, in the PATH list path, with

@@ -391,6 +391,13 @@ func TestSeatbeltNetwork(t *testing.T) {
 	if m, err := seatbeltNetwork(NetLoopback, true); err != nil || len(m) != 1 {
 		t.Errorf("loopback with --best-effort: %v, %v", m, err)
 	}
+	// The allowlist is refused even with --best-effort: degrading it
+	// would widen or silently change what the command reaches.
+	for _, best := range []bool{false, true} {
+		if _, err := seatbeltNetwork(NetAllow, best); !errors.As(err, &un) {
+			t.Errorf("allow (best effort %v): %v, want UnavailableError", best, err)
+		}
+	}
 }
 
 func TestFindProgram(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/forgebox/forgebox/netproxy"
 	"golang.org/x/term"
 )
 
@@ -42,15 +43,20 @@ const (
 	NetLoopback Network = "loopback"
 	// NetHost shares the host's network.
 	NetHost Network = "host"
+	// NetAllow is NetNone with one way out: forgebox's proxy, listening
+	// on the sandbox's loopback at ProxyAddr, which connects only where
+	// Spec.Allowlist allows. Landlock (ABI 4+) refuses every TCP bind, and
+	// every connect to another port.
+	NetAllow Network = "allow"
 )
 
 // ParseNetwork accepts the names used on the command line.
 func ParseNetwork(s string) (Network, error) {
 	switch n := Network(s); n {
-	case NetNone, NetLoopback, NetHost:
+	case NetNone, NetLoopback, NetHost, NetAllow:
 		return n, nil
 	}
-	return "", fmt.Errorf("%w: unknown network mode %q (want none, loopback or host)", ErrInvalid, s)
+	return "", fmt.Errorf("%w: unknown network mode %q (want none, loopback, host or allow)", ErrInvalid, s)
 }
 
 // Spec describes one run. Paths may be relative to Dir; Prepare makes them
@@ -73,6 +79,8 @@ type Spec struct {
 	ReadWrite, ReadOnly, Hide []string
 	Profile                   Profile
 	Network                   Network
+	// Allowlist is the network of NetAllow; nil allows nothing.
+	Allowlist *Allowlist
 
 	// Environ is the caller's environment, the source for inheritance.
 	Environ []string
@@ -98,6 +106,23 @@ type Spec struct {
 	// BestEffort runs with what the host supports instead of refusing.
 	BestEffort bool
 }
+
+// Allowlist is what NetAllow lets the command reach.
+type Allowlist struct {
+	// Rules are the hosts and ports; nil allows nothing.
+	Rules *netproxy.Rules
+	// Options tune the proxy (hosts file, private ranges, advice in
+	// refusals). Its Log is called too, besides the run's own record
+	// (Result.Connections).
+	Options netproxy.Options
+}
+
+// ProxyPort is where the proxy listens on the sandbox's loopback. The
+// network namespace is the run's own, so the port is always free.
+const ProxyPort = 3128
+
+// ProxyAddr is the proxy's address inside the sandbox.
+const ProxyAddr = "127.0.0.1:3128"
 
 // DefaultGrace is the time between the polite signal and SIGKILL.
 const DefaultGrace = 2 * time.Second

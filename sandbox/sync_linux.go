@@ -120,6 +120,7 @@ type childEvent struct {
 	typ    byte
 	pidfd  int
 	master *os.File
+	proxy  *os.File // the proxy's listener, inside the sandbox's network namespace
 	setup  *SetupError
 	exit   exitInfo
 	marks  []mark
@@ -153,13 +154,18 @@ func decodeEvent(c *syncConn, typ byte, p []byte) childEvent {
 			ev.marks = append(ev.marks, mark{step: string(q[1 : 1+sl]), ns: int64(binary.LittleEndian.Uint64(q[1+sl:]))})
 			q = q[1+sl+8:]
 		}
-		if have&1 != 0 {
+		if have&readyPidfd != 0 {
 			ev.pidfd = c.takeFD()
 		}
-		if have&2 != 0 {
+		if have&readyMaster != 0 {
 			if fd := c.takeFD(); fd >= 0 {
 				unix.SetNonblock(fd, true) // so that reads go through the poller
 				ev.master = os.NewFile(uintptr(fd), "/dev/ptmx")
+			}
+		}
+		if have&readyProxy != 0 {
+			if fd := c.takeFD(); fd >= 0 {
+				ev.proxy = os.NewFile(uintptr(fd), "proxy-listener")
 			}
 		}
 	case msgError:

@@ -50,6 +50,7 @@ const (
 	tagRule     = 17 // u64 Landlock access, string path: a rule for the child's own mounts
 	tagSeccomp  = 18 // the seccomp filter: struct sock_filter[], native endian
 	tagRlimit   = 19 // u32 resource, u32 0, u64 soft, u64 hard
+	tagProxy    = 20 // u32 port: listen on 127.0.0.1:port inside for the network proxy
 )
 
 // Flags of the first frame: how stage 0 starts. A preforked child assumes
@@ -73,6 +74,13 @@ const (
 	// fdJoinShift up, at most maxJoin.
 	fdJoinShift = 8
 	maxJoin     = 8
+)
+
+// What the ready message carries, in this order.
+const (
+	readyPidfd  = 1 << 0 // a pidfd of PID 1
+	readyMaster = 1 << 1 // the terminal's master side
+	readyProxy  = 1 << 2 // the proxy's listening socket, in the sandbox's network namespace
 )
 
 // Mount operations, executed in order by the child on top of its base view
@@ -187,6 +195,10 @@ type childSpec struct {
 	CgroupDir  *os.File
 	CgroupJoin []*os.File
 	Rlimits    []rlimit
+	// ProxyPort, when not 0, has the child listen on 127.0.0.1:ProxyPort
+	// in its network namespace and hand the socket over with the ready
+	// message.
+	ProxyPort uint16
 }
 
 // rlimit is a resource limit the command starts with.
@@ -291,6 +303,9 @@ func (s *childSpec) encodeView() ([]byte, error) {
 		v = binary.LittleEndian.AppendUint32(v, 0)
 		v = binary.LittleEndian.AppendUint64(v, r.Soft)
 		e.field(tagRlimit, binary.LittleEndian.AppendUint64(v, r.Hard))
+	}
+	if s.ProxyPort != 0 {
+		e.u32(tagProxy, uint32(s.ProxyPort))
 	}
 	return e.frame(msgView)
 }

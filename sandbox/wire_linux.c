@@ -296,6 +296,11 @@ static int parse_spec(uint8_t *p, size_t n, struct fb_spec *s, struct fb_err *e)
 					s->rlimits[li++].hard = le64(v + 16);
 				}
 				break;
+			case FB_TAG_PROXY_PORT:
+				bad = len != 4 || le32(v) == 0 || le32(v) > 0xFFFF;
+				if (!bad)
+					s->proxy_port = (uint16_t)le32(v);
+				break;
 			default: return fb_fail(e, "spec", EPROTO, "unknown field %u", tag);
 			}
 			if (bad)

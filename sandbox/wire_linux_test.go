@@ -12,7 +12,8 @@ func TestWireConstantsMatchC(t *testing.T) {
 		flagNewNet, flagIsolate, flagSubreaper, runFlagPTY,
 		opClone, opAttach, opSetattr, opTmpfs, opMkdir, opMkfile, opSymlink, opHide,
 		opFlagRecursive, opFlagDir, syncFD, maxFrame, 48, tagFDs, tagRule, tagSeccomp,
-		tagRlimit, fdLandlock, fdCgroup, fdJoinShift, maxJoin}
+		tagRlimit, fdLandlock, fdCgroup, fdJoinShift, maxJoin,
+		tagProxy, readyPidfd, readyMaster, readyProxy}
 	for i, want := range goSide {
 		if got := wireConstantC(i); got != want {
 			t.Errorf("wire constant %d: C has %d, Go has %d", i, got, want)
