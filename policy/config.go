@@ -6,7 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/netip"
+	"path/filepath"
 	"strings"
+
+	"github.com/forgebox/forgebox/netproxy"
 )
 
 // MaxConfigBytes bounds a configuration file.
@@ -34,6 +38,7 @@ type fileConfig struct {
 type fileForgebox struct {
 	Mode       string          `json:"mode,omitempty"`
 	History    *History        `json:"history,omitempty"`
+	Network    *Network        `json:"network,omitempty"`
 	Rules      *fileRules      `json:"rules,omitempty"`
 	Thresholds *fileThresholds `json:"riskThresholds,omitempty"`
 }
@@ -89,6 +94,12 @@ func ParseConfig(name string, data []byte) (*Policy, error) {
 		}
 		p.History = *h
 	}
+	if n := fb.Network; n != nil {
+		if err := n.check(); err != nil {
+			return nil, fail(locate(data, "forgebox", "network"), "network: %v", err)
+		}
+		p.Network = *n
+	}
 	switch fb.Mode {
 	case "", "normal":
 	case "allowlist":
@@ -129,6 +140,38 @@ func ParseConfig(name string, data []byte) (*Policy, error) {
 		}
 	}
 	return p, nil
+}
+
+// check validates the network section: every pattern, range and the
+// hosts file's path (the file itself is read when a run uses it).
+func (n *Network) check() error {
+	if _, err := netproxy.Parse(n.Allow, n.Deny); err != nil {
+		return err
+	}
+	if _, err := n.Prefixes(); err != nil {
+		return err
+	}
+	if n.Hosts != "" && !filepath.IsAbs(n.Hosts) {
+		return fmt.Errorf("hosts %q: the path must be absolute", n.Hosts)
+	}
+	return nil
+}
+
+// Prefixes parses AllowPrivate; a single address is a prefix of its own.
+func (n *Network) Prefixes() ([]netip.Prefix, error) {
+	var out []netip.Prefix
+	for _, s := range n.AllowPrivate {
+		if p, err := netip.ParsePrefix(s); err == nil {
+			out = append(out, p.Masked())
+			continue
+		}
+		a, err := netip.ParseAddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("allowPrivate %q: want an address range such as 10.0.0.0/8 or 127.0.0.1", s)
+		}
+		out = append(out, netip.PrefixFrom(a, a.BitLen()))
+	}
+	return out, nil
 }
 
 // check validates a rule of a kind, its pattern and its examples.

@@ -1,6 +1,10 @@
 package policy
 
-import "fmt"
+import (
+	"fmt"
+	"slices"
+	"strings"
+)
 
 // Mode says what runs without a rule.
 type Mode int
@@ -76,6 +80,26 @@ type Policy struct {
 	// History holds the configuration's history settings; the judge does
 	// not use them, the file just keeps all of forgebox's settings.
 	History History
+	// Network is the allowlist of `forgebox run --net allow`; the judge
+	// does not use it either.
+	Network Network
+}
+
+// Network is the "network" section of a configuration file: what a
+// command run with --net allow may reach, besides the hosts the flag
+// names. A workspace's configuration may add deny patterns only.
+type Network struct {
+	// Allow and Deny are host patterns (see netproxy.Rules): example.com,
+	// *.example.com, example.com:443, 192.0.2.7.
+	Allow []string `json:"allow,omitempty"`
+	Deny  []string `json:"deny,omitempty"`
+	// AllowPrivate are the otherwise refused address ranges (loopback,
+	// private, link-local, ...) an allowed name may resolve into, as
+	// prefixes (10.0.0.0/8) or single addresses.
+	AllowPrivate []string `json:"allowPrivate,omitempty"`
+	// Hosts is a file in the format of /etc/hosts that the proxy consults
+	// before DNS (absolute path).
+	Hosts string `json:"hosts,omitempty"`
 }
 
 // History is the "history" section of a configuration file.
@@ -118,6 +142,10 @@ func (p *Policy) Tighten(ws *Policy) (*Policy, []string) {
 	var warnings []string
 	for _, r := range ws.Allow {
 		warnings = append(warnings, fmt.Sprintf("%s: allow rule %q ignored: a configuration inside the workspace can only tighten the policy", r.Source, r.Text()))
+	}
+	out.Network.Deny = append(slices.Clone(p.Network.Deny), ws.Network.Deny...)
+	if n := ws.Network; len(n.Allow) > 0 || len(n.AllowPrivate) > 0 || n.Hosts != "" {
+		warnings = append(warnings, fmt.Sprintf("%s: network allow, allowPrivate and hosts ignored: a configuration inside the workspace can only tighten the policy (network deny applies)", strings.Join(ws.Files, ", ")))
 	}
 	return &out, warnings
 }
