@@ -39,6 +39,11 @@ type RunResult struct {
 	// Quarantined lists protected paths the command created, moved aside
 	// after the run.
 	Quarantined []sandbox.Quarantined `json:"quarantined"`
+	// Connections are what the command asked forgebox's proxy for, with
+	// --net allow: each host, port, decision and byte counts, the first
+	// sandbox.MaxConnections; ConnectionsOmitted counts the rest.
+	Connections        []sandbox.Connection `json:"connections,omitempty"`
+	ConnectionsOmitted int                  `json:"connections_omitted,omitempty"`
 
 	Usage    *Usage            `json:"usage,omitempty"`
 	Enforced *sandbox.Enforced `json:"enforced,omitempty"`
@@ -113,6 +118,7 @@ func FromResult(r *sandbox.Result) RunResult {
 		},
 		Warnings:    nonNil(r.Warnings),
 		Quarantined: r.Quarantined,
+		Connections: r.Connections, ConnectionsOmitted: r.ConnectionsOmitted,
 	}
 	if out.Quarantined == nil {
 		out.Quarantined = []sandbox.Quarantined{}

@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/sandbox"
 )
 
 // RunShellInput is run_shell_command's arguments.
@@ -235,6 +236,10 @@ func (s *server) diagnose(res RunResult) *Blocked {
 			Hint: "use less memory (smaller inputs, fewer parallel jobs); the limit is set when the server starts"}
 	case res.ExitCode == 0:
 		return nil
+	case refusedConnection(res) != nil:
+		c := refusedConnection(res)
+		return &Blocked{Layer: "network", Message: "forgebox's network allowlist refused a connection: " + c.Reason,
+			Hint: fmt.Sprintf("only the hosts this server allows are reachable; do without %s, or ask the person to allow it (forgebox serve --net allow=%s, or network.allow in forgebox's configuration)", c.Host, c.Host)}
 	case strings.Contains(stderr, "Read-only file system"):
 		return &Blocked{Layer: "landlock", Message: "the command tried to write outside the workspace",
 			Hint: fmt.Sprintf("writes outside the workspace are blocked; the workspace is %s (use it, or /tmp, which is private to the command)", s.c.Workspace)}
@@ -251,6 +256,16 @@ func (s *server) diagnose(res RunResult) *Blocked {
 	case strings.Contains(stderr, "Permission denied"):
 		return &Blocked{Layer: "landlock", Message: "a path was not accessible (Permission denied)",
 			Hint: fmt.Sprintf("secrets and host sockets are hidden, and protected workspace files (.git/hooks, .envrc, editor settings) are read-only; the workspace is %s", s.c.Workspace)}
+	}
+	return nil
+}
+
+// refusedConnection is the first connection the allowlist refused, or nil.
+func refusedConnection(res RunResult) *sandbox.Connection {
+	for i, c := range res.Connections {
+		if c.Decision == "denied" && c.Host != "" {
+			return &res.Connections[i]
+		}
 	}
 	return nil
 }

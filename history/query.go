@@ -178,7 +178,7 @@ const runColumns = `id, session_id, pty_session_id, command, argv, cwd, workspac
 	status, started_at, ended_at, duration_ms, exit_code, signal, timed_out, oom_killed, error_code,
 	stdout_bytes, stderr_bytes, output_truncated, output_kept,
 	permission_status, permission_scope, risk_score, level, category, matched_rule, decision, enforced, env,
-	forgebox_version, host, user, pid, pid_start, boot_id, spool_key`
+	forgebox_version, host, user, pid, pid_start, boot_id, spool_key, network`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
@@ -189,7 +189,7 @@ func scanRun(sc rowScanner, output bool) (*Run, error) {
 		session, pty, command, argv, workspace, args       sql.NullString
 		signal, errorCode, perm, scope, level, category    sql.NullString
 		rule, decision, enforced, env, version, host, user sql.NullString
-		bootID, key, stdout, stderr                        sql.NullString
+		bootID, key, stdout, stderr, network               sql.NullString
 		started                                            int64
 		ended, exit, pid, pidStart                         sql.NullInt64
 		duration                                           sql.NullFloat64
@@ -198,7 +198,7 @@ func scanRun(sc rowScanner, output bool) (*Run, error) {
 		&r.Status, &started, &ended, &duration, &exit, &signal, &r.TimedOut, &r.OOMKilled, &errorCode,
 		&r.StdoutBytes, &r.StderrBytes, &r.OutputTruncated, &r.OutputKept,
 		&perm, &scope, &r.Risk, &level, &category, &rule, &decision, &enforced, &env,
-		&version, &host, &user, &pid, &pidStart, &bootID, &key}
+		&version, &host, &user, &pid, &pidStart, &bootID, &key, &network}
 	if output {
 		dest = append(dest, &stdout, &stderr)
 	}
@@ -229,6 +229,9 @@ func scanRun(sc rowScanner, output bool) (*Run, error) {
 	}
 	if enforced.Valid {
 		r.Enforced = json.RawMessage(enforced.String)
+	}
+	if network.Valid {
+		r.Network = json.RawMessage(network.String)
 	}
 	for _, j := range []struct {
 		col string

@@ -96,7 +96,7 @@ func (r *Redactor) String(s string) string {
 }
 
 // Run redacts run in place: Command, Argv, Args, Stdout, Stderr, the values
-// of Env, and the strings inside Decision and Enforced. It assigns new
+// of Env, and the strings inside Decision, Enforced and Network. It assigns new
 // slices rather than writing into the old ones, so a copy of a Run can be
 // redacted while the caller still reads the original (Store does exactly
 // that while the sandbox starts).
@@ -117,6 +117,7 @@ func (r *Redactor) output(run *Run) {
 	run.Stdout = r.String(run.Stdout)
 	run.Stderr = r.String(run.Stderr)
 	run.Enforced = r.json(run.Enforced)
+	run.Network = r.json(run.Network)
 }
 
 // args redacts each argument, and the one after a secret-naming flag

@@ -78,7 +78,10 @@ type Run struct {
 	Decision json.RawMessage `json:"decision,omitempty"`
 	// Enforced is what the sandbox enforced, as JSON.
 	Enforced json.RawMessage `json:"enforced,omitempty"`
-	Env      []EnvVar        `json:"env,omitempty"`
+	// Network lists what the command asked the allowlist proxy for (host,
+	// port, decision, bytes), as a JSON array; empty without --net allow.
+	Network json.RawMessage `json:"network,omitempty"`
+	Env     []EnvVar        `json:"env,omitempty"`
 
 	Version string `json:"forgebox_version"`
 	Host    string `json:"host,omitempty"`

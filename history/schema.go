@@ -77,6 +77,8 @@ END;`,
 	// running row ingested before its completion, leave one row.
 	`ALTER TABLE history ADD COLUMN spool_key TEXT;
 CREATE UNIQUE INDEX history_spool_key ON history(spool_key);`,
+	// 3: what a run with a network allowlist connected to.
+	`ALTER TABLE history ADD COLUMN network TEXT; -- JSON array of connections`,
 }
 
 // schemaVersion is the user_version this code writes and understands.

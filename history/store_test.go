@@ -201,7 +201,7 @@ func TestPragmas(t *testing.T) {
 		pragma, want string
 	}{
 		{"journal_mode", "wal"}, {"busy_timeout", "10000"}, {"foreign_keys", "1"},
-		{"synchronous", "1"}, {"journal_size_limit", "4194304"}, {"user_version", "2"},
+		{"synchronous", "1"}, {"journal_size_limit", "4194304"}, {"user_version", "3"},
 	} {
 		var got string
 		if err := s.db.QueryRowContext(ctx, "PRAGMA "+c.pragma).Scan(&got); err != nil {

@@ -19,10 +19,10 @@ const insertColumns = `session_id, pty_session_id, command, argv, command_line, 
 	status, started_at, ended_at, duration_ms, exit_code, signal, timed_out, oom_killed, error_code,
 	stdout, stderr, stdout_bytes, stderr_bytes, output_truncated, output_kept,
 	permission_status, permission_scope, risk_score, level, category, matched_rule, decision, enforced, env,
-	forgebox_version, host, user, pid, pid_start, boot_id`
+	forgebox_version, host, user, pid, pid_start, boot_id, network`
 
 const insertSQL = `INSERT INTO history (` + insertColumns + `) VALUES (` +
-	`?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?)`
+	`?,?,?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?, ?,?,?,?,?,?,?,?,?, ?,?,?,?,?,?, ?)`
 
 // Start records a run that is about to start, with status running
 // (r.Status is ignored), and sets r.ID. It records this process's PID,
@@ -62,8 +62,8 @@ func (s *Store) Record(ctx context.Context, r *Run) (int64, error) {
 // Finish completes the row r.ID: status (finished when r.Status is empty
 // or running), ended_at (now when r.EndedAt is nil), duration_ms (computed
 // from the stored start when r.DurationMS is nil), exit code, signal,
-// timeout, OOM, error code, output and what was enforced (kept as started
-// when r.Enforced is empty). It is one UPDATE: it sits on the path between
+// timeout, OOM, error code, output, what was enforced (kept as started
+// when r.Enforced is empty) and the network connections. It is one UPDATE: it sits on the path between
 // the command's end and forgebox's exit.
 func (s *Store) Finish(ctx context.Context, r *Run) error {
 	if r.ID <= 0 {
@@ -84,12 +84,12 @@ func (s *Store) Finish(ctx context.Context, r *Run) error {
 		status = ?, ended_at = ?, duration_ms = coalesce(?, (? - started_at) / 1e6),
 		exit_code = ?, signal = ?, timed_out = ?, oom_killed = ?, error_code = ?,
 		stdout = ?, stderr = ?, stdout_bytes = ?, stderr_bytes = ?, output_truncated = ?, output_kept = ?,
-		enforced = coalesce(?, enforced)
+		enforced = coalesce(?, enforced), network = coalesce(?, network)
 		WHERE id = ?`,
 		status, ended.UnixNano(), c.DurationMS, ended.UnixNano(),
 		c.ExitCode, nullString(c.Signal), c.TimedOut, c.OOMKilled, nullString(c.ErrorCode),
 		nullString(c.Stdout), nullString(c.Stderr), c.StdoutBytes, c.StderrBytes, c.OutputTruncated, c.OutputKept,
-		jsonText(c.Enforced), c.ID)
+		jsonText(c.Enforced), jsonText(c.Network), c.ID)
 	if err != nil {
 		return fmt.Errorf("finish run %d: %w", c.ID, err)
 	}
@@ -172,6 +172,7 @@ func rowArgs(c *Run) ([]any, error) {
 		nullString(c.Permission), nullString(c.Scope), c.Risk, nullString(c.Level), nullString(c.Category),
 		nullString(c.Rule), jsonText(c.Decision), jsonText(c.Enforced), env,
 		nullString(c.Version), nullString(c.Host), nullString(c.User), c.PID, c.PIDStart, nullString(c.BootID),
+		jsonText(c.Network),
 	}, nil
 }
 

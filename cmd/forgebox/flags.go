@@ -16,6 +16,43 @@ type listFlag []string
 func (l *listFlag) String() string     { return strings.Join(*l, ",") }
 func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 
+// netFlag is --net: a mode (none, loopback, host), or allow=PATTERN[,...]
+// (repeatable), which adds hosts to the allowlist; "allow" alone uses the
+// configuration's list only.
+type netFlag struct {
+	mode  string
+	allow []string
+}
+
+func (n *netFlag) String() string {
+	if n.mode == "allow" {
+		return "allow=" + strings.Join(n.allow, ",")
+	}
+	return n.mode
+}
+
+func (n *netFlag) Set(v string) error {
+	mode, list, hasList := strings.Cut(v, "=")
+	if hasList && mode != "allow" {
+		return fmt.Errorf("invalid network mode %q (want none, loopback, host, allow or allow=HOST[,HOST...])", v)
+	}
+	if n.mode != "" && n.mode != mode {
+		return fmt.Errorf("--net %s contradicts --net %s", v, n.String())
+	}
+	switch mode {
+	case "none", "loopback", "host", "allow":
+	default:
+		return fmt.Errorf("invalid network mode %q (want none, loopback, host, allow or allow=HOST[,HOST...])", v)
+	}
+	n.mode = mode
+	for _, p := range strings.Split(list, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			n.allow = append(n.allow, p)
+		}
+	}
+	return nil
+}
+
 // sizeFlag is a byte count: 1048576, 512k, 64KiB, 1M, 2MiB, 1G.
 type sizeFlag struct {
 	n   int64

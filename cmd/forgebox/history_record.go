@@ -533,6 +533,11 @@ func completeRow(row *history.Run, res *sandbox.Result, end time.Time, kept bool
 	row.ExitCode = &code
 	row.Signal, row.TimedOut, row.OOMKilled = res.Signal, res.TimedOut, res.OOMKilled
 	row.OutputKept = kept
+	if len(res.Connections) > 0 {
+		if b, err := json.Marshal(res.Connections); err == nil {
+			row.Network = b
+		}
+	}
 	if kept {
 		var cut bool
 		row.Stdout, row.StdoutBytes, cut = keptText(res.Stdout)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -223,6 +224,20 @@ func writeRun(w io.Writer, r *history.Run, loc *time.Location) {
 		var en sandbox.Enforced
 		if json.Unmarshal(r.Enforced, &en) == nil {
 			field("enforced", describeEnforced(en))
+		}
+	}
+	var conns []sandbox.Connection
+	if len(r.Network) > 0 && json.Unmarshal(r.Network, &conns) == nil && len(conns) > 0 {
+		fmt.Fprintln(w, "network:")
+		for _, c := range conns {
+			line := fmt.Sprintf("  %s %s %s", c.Decision, printable(net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port)))), c.Protocol)
+			if c.Decision == "allowed" {
+				line += fmt.Sprintf(" (%d bytes up, %d down)", c.BytesUp, c.BytesDown)
+			}
+			if c.Code != "" {
+				line += ": " + printable(c.Reason)
+			}
+			fmt.Fprintln(w, line)
 		}
 	}
 	if !r.OutputKept {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -33,16 +34,17 @@ sockets and (by default) no network. Flags:
 `
 
 type runFlags struct {
-	command, shell, workspace, profile, network string
-	rw, ro, hide, env                           listFlag
-	timeout, idleTimeout, grace                 durationFlag
-	maxOutput                                   sizeFlag
-	memory, pids                                limitFlag
-	cpus                                        cpuFlag
-	pty, noPTY, noStdin, jsonOut, bestEffort    bool
-	trace                                       bool
-	pol                                         policyOpts
-	yes, noPolicy                               bool
+	command, shell, workspace, profile       string
+	network                                  netFlag
+	rw, ro, hide, env                        listFlag
+	timeout, idleTimeout, grace              durationFlag
+	maxOutput                                sizeFlag
+	memory, pids                             limitFlag
+	cpus                                     cpuFlag
+	pty, noPTY, noStdin, jsonOut, bestEffort bool
+	trace                                    bool
+	pol                                      policyOpts
+	yes, noPolicy                            bool
 	// The history: --no-history, --history-db, --keep-output.
 	noHistory, keepOutput bool
 	historyDB             string
@@ -86,6 +88,13 @@ func (e env) run(args []string) int {
 		var code int
 		if j, code = e.decide(f, argv, &spec, rec); j == nil {
 			return code
+		}
+	}
+	if f.noPolicy && spec.Network == sandbox.NetAllow {
+		// No judge, but the allowlist is in the configuration too.
+		if spec.Allowlist, err = configuredAllowlist(f); err != nil {
+			rec.skip()
+			return e.fail(f, err)
 		}
 	}
 	rec.judged(j)
@@ -155,7 +164,8 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.Var(&f.ro, "ro", "also make `PATH` visible read-only (absolute; repeatable)")
 	fs.Var(&f.hide, "hide", "hide `PATH` as well (absolute; repeatable)")
 	fs.StringVar(&f.profile, "profile", "workspace", "`PROFILE`: workspace, strict (system directories and the workspace only) or readonly")
-	fs.StringVar(&f.network, "net", "none", "`MODE`: none (own loopback, TCP refused), loopback (own loopback, TCP allowed there) or host")
+	fs.Var(&f.network, "net", "`MODE`: none (the default: own loopback, TCP refused), loopback (own loopback, TCP allowed there), host, "+
+		"or allow=HOST[,HOST...] (repeatable): only those hosts, through forgebox's proxy (HOST: example.com, *.example.com, example.com:443; plus the configuration's network.allow)")
 	fs.Var(&f.env, "env", "pass host variable `NAME`, or set NAME=VALUE (repeatable)")
 	fs.Var(&f.timeout, "timeout", "kill the whole process tree after `DURATION` and exit 124")
 	fs.Var(&f.idleTimeout, "idle-timeout", "kill the whole process tree once the command printed nothing for `DURATION`, and exit 124")
@@ -185,6 +195,11 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 	}
 	for _, w := range res.Warnings {
 		e.errorf("warning: %s", w)
+	}
+	if !f.jsonOut {
+		for _, line := range refusedConnections(res.Connections, 5) {
+			e.errorf("%s", line)
+		}
 	}
 	e.historyWarnings(historyWarnings)
 	if f.jsonOut {
@@ -220,7 +235,7 @@ func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
 	if err != nil {
 		return sandbox.Spec{}, err
 	}
-	network, err := sandbox.ParseNetwork(f.network)
+	network, err := sandbox.ParseNetwork(cmp.Or(f.network.mode, "none"))
 	if err != nil {
 		return sandbox.Spec{}, err
 	}
@@ -388,6 +403,12 @@ func (e env) decide(f runFlags, argv []string, spec *sandbox.Spec, rec *recorder
 		// Whether the configuration turns the history off is unknown.
 		rec.skip()
 		return nil, e.fail(f, &policyError{err})
+	}
+	if spec.Network == sandbox.NetAllow {
+		if spec.Allowlist, err = allowlist(f.network.allow, js.engine.Policy().Network); err != nil {
+			rec.skip()
+			return nil, e.fail(f, err)
+		}
 	}
 	for _, w := range js.warnings {
 		e.errorf("warning: %s", w)

@@ -1,0 +1,105 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"slices"
+	"strconv"
+
+	"github.com/forgebox/forgebox/netproxy"
+	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/sandbox"
+)
+
+// allowlist builds the network of --net allow: the hosts the flags name
+// plus the configuration's, its deny patterns, private ranges and hosts
+// file. A bad pattern or an unreadable hosts file refuses the run.
+func allowlist(flagAllow []string, n policy.Network) (*sandbox.Allowlist, error) {
+	allow := slices.Concat(flagAllow, n.Allow)
+	rules, err := netproxy.Parse(allow, n.Deny)
+	if err != nil {
+		return nil, sandbox.Invalidf("--net allow: %v", err)
+	}
+	private, err := n.Prefixes()
+	if err != nil {
+		return nil, sandbox.Invalidf("network.allowPrivate: %v", err)
+	}
+	opts := netproxy.Options{AllowPrivate: private, Advice: netAdvice}
+	if n.Hosts != "" {
+		data, err := readSmallFile(n.Hosts)
+		if err != nil {
+			return nil, sandbox.Invalidf("network.hosts: %v", err)
+		}
+		if opts.Hosts, err = netproxy.ParseHosts(data); err != nil {
+			return nil, sandbox.Invalidf("network.hosts %s: %v", n.Hosts, err)
+		}
+	}
+	return &sandbox.Allowlist{Rules: rules, Options: opts}, nil
+}
+
+// netAdvice tells whoever reads a refusal (the command's client, the
+// agent, the person) how to allow what was refused.
+func netAdvice(d *netproxy.Denial) string {
+	switch d.Code {
+	case netproxy.CodeNotAllowed, netproxy.CodeIPLiteral:
+		host := d.Host
+		if len(d.Ports) > 0 {
+			// The host is allowed, on other ports: allow this one.
+			host = net.JoinHostPort(d.Host, strconv.Itoa(int(d.Port)))
+		}
+		return fmt.Sprintf("to allow it, run with --net allow=%s or add %q to network.allow in forgebox's configuration", host, host)
+	case netproxy.CodeDenyRule:
+		return "a network.deny pattern of forgebox's configuration refuses it"
+	case netproxy.CodeRefusedAddress:
+		return "the name resolves to a loopback, private or link-local address; list the range in network.allowPrivate of forgebox's configuration if that is intended"
+	}
+	return ""
+}
+
+// configuredAllowlist is allowlist for a run without a judge (--no-policy):
+// the configuration is read for its network section alone.
+func configuredAllowlist(f runFlags) (*sandbox.Allowlist, error) {
+	h, err := currentHost()
+	if err != nil {
+		return nil, &policyError{err}
+	}
+	o := f.pol
+	o.workspace = f.workspace
+	js, err := loadJudge(h, o)
+	if err != nil {
+		return nil, &policyError{err}
+	}
+	return allowlist(f.network.allow, js.engine.Policy().Network)
+}
+
+// refusedConnections says, once per host and port, which connections the
+// allowlist refused, at most max lines: the command's own message (curl's
+// "response 403") does not say why.
+func refusedConnections(conns []sandbox.Connection, max int) []string {
+	var lines []string
+	seen := map[string]bool{}
+	more := 0
+	for _, c := range conns {
+		if c.Decision != string(netproxy.Denied) {
+			continue
+		}
+		key := net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port)))
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		if len(lines) == max {
+			more++
+			continue
+		}
+		line := "network: refused " + c.Reason
+		if advice := netAdvice(&netproxy.Denial{Code: netproxy.Code(c.Code), Host: c.Host, Port: c.Port}); advice != "" {
+			line += "; " + advice
+		}
+		lines = append(lines, line)
+	}
+	if more > 0 {
+		lines = append(lines, fmt.Sprintf("network: and %d more refused destinations (forgebox run --json lists them)", more))
+	}
+	return lines
+}
