@@ -19,6 +19,9 @@
 //
 // History: what recording a run adds, in interleaved pairs with
 // --no-history (see history.go).
+//
+// Network: the allowlist proxy's added latency per connection and its
+// download throughput, against direct and bwrap --share-net (network.go).
 package main
 
 import (
@@ -46,6 +49,9 @@ func main() {
 	serveN := flag.Int("serve-n", 200, "rounds for the MCP server figures")
 	histN := flag.Int("history-n", 300, "paired runs for the history figure")
 	mixFile := flag.String("mix", "policy/testdata/agent-mix.json", "the agent command lines the policy figure judges")
+	network := flag.Bool("network", true, "measure the network allowlist's proxy (--net allow)")
+	netBytes := flag.Int64("net-bytes", 100<<20, "bytes of the download through the proxy")
+	netRequests := flag.Int("net-requests", 50, "connections per round for the proxy's latency figure")
 	flag.Parse()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		fail("bwrap is not installed (apt-get install bubblewrap): it is the reference")
@@ -91,6 +97,9 @@ func main() {
 	}
 	if *serve {
 		serveBench(ws, bin, *serveN)
+	}
+	if *network {
+		networkBench(ws, bin, *rounds, *netRequests, *netBytes)
 	}
 }
 

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -119,5 +120,52 @@ func TestHistorySettings(t *testing.T) {
 	}
 	if _, err := ParseConfig("c.json", []byte(`{"forgebox": {"history": {"enable": true}}}`)); err == nil {
 		t.Errorf("an unknown history key loaded")
+	}
+}
+
+func TestNetworkSettings(t *testing.T) {
+	user, err := ParseConfig("c.json", []byte(`{"forgebox": {"network": {"allow": ["registry.npmjs.org", "*.github.com:443"],
+		"deny": ["gist.github.com"], "allowPrivate": ["10.0.0.0/8", "192.168.1.5"], "hosts": "/etc/forgebox-hosts"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := user.Network
+	if len(n.Allow) != 2 || len(n.Deny) != 1 || n.Hosts != "/etc/forgebox-hosts" {
+		t.Errorf("Network = %+v", n)
+	}
+	if p, err := n.Prefixes(); err != nil || len(p) != 2 || p[1].Bits() != 32 {
+		t.Errorf("Prefixes = %v, %v", p, err)
+	}
+	// A workspace may add deny patterns; what it would allow is ignored.
+	ws, err := ParseConfig("ws.json", []byte(`{"forgebox": {"network": {"allow": ["evil.test"], "deny": ["api.github.com"],
+		"allowPrivate": ["127.0.0.0/8"], "hosts": "/work/hosts"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tight, warnings := user.Tighten(ws)
+	if got := tight.Network; !slices.Equal(got.Allow, n.Allow) || !slices.Equal(got.Deny, []string{"gist.github.com", "api.github.com"}) ||
+		!slices.Equal(got.AllowPrivate, n.AllowPrivate) || got.Hosts != n.Hosts {
+		t.Errorf("tightened Network = %+v", got)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "network allow") {
+		t.Errorf("warnings = %q", warnings)
+	}
+	if len(user.Network.Deny) != 1 {
+		t.Errorf("Tighten changed the user's policy: %+v", user.Network)
+	}
+	for _, bad := range []string{
+		`{"forgebox": {"network": {"allow": ["exa mple.com"]}}}`,
+		`{"forgebox": {"network": {"deny": ["*"]}}}`,
+		`{"forgebox": {"network": {"allowPrivate": ["10.0.0.0/40"]}}}`,
+		`{"forgebox": {"network": {"allowPrivate": ["localhost"]}}}`,
+		`{"forgebox": {"network": {"hosts": "relative/hosts"}}}`,
+		`{"forgebox": {"network": {"allow": "example.com"}}}`,
+		`{"forgebox": {"network": {"alow": ["example.com"]}}}`,
+	} {
+		_, err := ParseConfig("c.json", []byte(bad))
+		var ce *ConfigError
+		if !errors.As(err, &ce) || ce.Line == 0 {
+			t.Errorf("%s: %v, want a located ConfigError", bad, err)
+		}
 	}
 }

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"net/netip"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/forgebox/forgebox/netproxy"
+	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/sandbox"
+)
+
+func TestNetFlag(t *testing.T) {
+	for _, c := range []struct {
+		sets  []string
+		mode  string
+		allow []string
+		bad   string // a substring of the error, for the last Set
+	}{
+		{sets: []string{"none"}, mode: "none"},
+		{sets: []string{"host"}, mode: "host"},
+		{sets: []string{"allow"}, mode: "allow"},
+		{sets: []string{"allow="}, mode: "allow"},
+		{sets: []string{"allow=a.test, *.b.test,,c.test:443"}, mode: "allow", allow: []string{"a.test", "*.b.test", "c.test:443"}},
+		{sets: []string{"allow=a.test", "allow=b.test"}, mode: "allow", allow: []string{"a.test", "b.test"}},
+		{sets: []string{"host", "host"}, mode: "host"},
+		{sets: []string{"none", "allow=a.test"}, bad: "contradicts"},
+		{sets: []string{"allow=a.test", "host"}, bad: "contradicts"},
+		{sets: []string{"hots"}, bad: "invalid network mode"},
+		{sets: []string{"deny=a.test"}, bad: "invalid network mode"},
+		{sets: []string{"host=x"}, bad: "invalid network mode"},
+	} {
+		var n netFlag
+		var err error
+		for _, s := range c.sets {
+			if err = n.Set(s); err != nil {
+				break
+			}
+		}
+		switch {
+		case c.bad != "" && (err == nil || !strings.Contains(err.Error(), c.bad)):
+			t.Errorf("%q: error %v, want one with %q", c.sets, err, c.bad)
+		case c.bad == "" && err != nil:
+			t.Errorf("%q: %v", c.sets, err)
+		case c.bad == "" && (n.mode != c.mode || !slices.Equal(n.allow, c.allow)):
+			t.Errorf("%q: mode %q allow %q, want %q %q", c.sets, n.mode, n.allow, c.mode, c.allow)
+		}
+	}
+}
+
+func TestAllowlist(t *testing.T) {
+	dir := t.TempDir()
+	hosts := filepath.Join(dir, "hosts")
+	os.WriteFile(hosts, []byte("# test names\n127.0.0.1 api.test Other.Test\n::1 api.test\n"), 0o644)
+	a, err := allowlist([]string{"api.test"}, policy.Network{Allow: []string{"*.cfg.test"}, Deny: []string{"bad.cfg.test"},
+		AllowPrivate: []string{"127.0.0.0/8", "::1"}, Hosts: hosts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]bool{"api.test": true, "x.cfg.test": true, "bad.cfg.test": false, "cfg.test": false, "other.test": false} {
+		if got := a.Rules.Check(host, 443) == nil; got != want {
+			t.Errorf("%s allowed = %v, want %v", host, got, want)
+		}
+	}
+	if got := a.Options.Hosts["other.test"]; !slices.Equal(got, []netip.Addr{netip.MustParseAddr("127.0.0.1")}) {
+		t.Errorf("hosts file: other.test -> %v", got)
+	}
+	if got := a.Options.Hosts["api.test"]; len(got) != 2 {
+		t.Errorf("hosts file: api.test -> %v, want both addresses", got)
+	}
+	if len(a.Options.AllowPrivate) != 2 || a.Options.AllowPrivate[1] != netip.MustParsePrefix("::1/128") {
+		t.Errorf("allowPrivate = %v", a.Options.AllowPrivate)
+	}
+
+	// Bad input refuses the run, naming what is wrong.
+	os.WriteFile(filepath.Join(dir, "bad-hosts"), []byte("127.0.0.1 ok.test\nnot-an-address x.test\n"), 0o644)
+	for _, c := range []struct {
+		flag []string
+		n    policy.Network
+		want string
+	}{
+		{[]string{"exa mple.com"}, policy.Network{}, `allow pattern "exa mple.com"`},
+		{nil, policy.Network{Deny: []string{"*"}}, `deny pattern "*"`},
+		{nil, policy.Network{AllowPrivate: []string{"10.0.0.0/33"}}, "allowPrivate"},
+		{nil, policy.Network{Hosts: filepath.Join(dir, "missing")}, "network.hosts"},
+		{nil, policy.Network{Hosts: filepath.Join(dir, "bad-hosts")}, "line 2"},
+	} {
+		if _, err := allowlist(c.flag, c.n); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("allowlist(%q, %+v) = %v, want an error with %q", c.flag, c.n, err, c.want)
+		}
+	}
+}
+
+func TestNetAdviceAndRefusedConnections(t *testing.T) {
+	if got := netAdvice(&netproxy.Denial{Code: netproxy.CodeNotAllowed, Host: "x.test", Port: 80, Ports: []uint16{443}}); !strings.Contains(got, "--net allow=x.test:80") {
+		t.Errorf("advice for another port: %q", got)
+	}
+	if got := netAdvice(&netproxy.Denial{Code: netproxy.CodeIPLiteral, Host: "2001:db8::1", Port: 443, Ports: []uint16{80}}); !strings.Contains(got, "--net allow=[2001:db8::1]:443") {
+		t.Errorf("advice for an IPv6 address: %q", got)
+	}
+	conns := []sandbox.Connection{
+		{Host: "a.test", Port: 443, Decision: "allowed"},
+		{Host: "b.test", Port: 443, Decision: "denied", Code: "not-allowed", Reason: "b.test is not in the network allowlist"},
+		{Host: "b.test", Port: 443, Decision: "denied", Code: "not-allowed", Reason: "b.test is not in the network allowlist"},
+		{Host: "c.test", Port: 80, Decision: "denied", Code: "not-allowed", Reason: "c.test is not in the network allowlist"},
+		{Host: "d.test", Port: 80, Decision: "denied", Code: "not-allowed", Reason: "d.test is not in the network allowlist"},
+	}
+	lines := refusedConnections(conns, 2)
+	if len(lines) != 3 || !strings.Contains(lines[0], "b.test") || !strings.Contains(lines[0], "--net allow=b.test") ||
+		!strings.Contains(lines[1], "c.test") || !strings.Contains(lines[2], "1 more") {
+		t.Errorf("refusedConnections = %q", lines)
+	}
+}
