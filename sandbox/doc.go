@@ -29,7 +29,12 @@
 //     gain privileges through setuid binaries, and has no controlling
 //     terminal outside its own pseudo-terminal;
 //   - the whole process tree dies when the command exits, on timeout, and
-//     when forgebox itself dies.
+//     when forgebox itself dies;
+//   - with NetNone the command has only its own loopback, on which Landlock
+//     (ABI 4+) refuses TCP bind and connect; with NetAllow its only way out
+//     is the allowlist proxy (package netproxy), which listens on that
+//     loopback in a socket PID 1 opened and forgebox serves from outside,
+//     and Landlock refuses TCP connect to any other port.
 //
 // What it does not guarantee: protection against kernel bugs; confidentiality
 // of files readable through the read-only host view other than the hidden
@@ -38,4 +43,14 @@
 // is shared (those need Landlock scoping). Writes through file descriptors the
 // caller hands over as stdin, stdout or stderr go where the caller pointed
 // them.
+//
+// On macOS (seatbelt_darwin.go) the command runs under sandbox-exec with a
+// profile generated from the spec (sbpl.go); on Windows (sandbox_windows.go)
+// under a restricted token at Low integrity, in a job object, on a ConPTY.
+// Neither has namespaces: what each enforces is narrower, and every layer
+// it cannot apply is refused or, with BestEffort, listed in
+// Enforced.Missing. The README's platform table is the account of what each
+// platform enforces. The platform-neutral parts (the profile generator,
+// Windows path containment, the job limits) are in unsuffixed files, so
+// Linux CI tests them.
 package sandbox
