@@ -57,19 +57,22 @@ func netAdvice(d *netproxy.Denial) string {
 }
 
 // configuredAllowlist is allowlist for a run without a judge (--no-policy):
-// the configuration is read for its network section alone.
-func configuredAllowlist(f runFlags) (*sandbox.Allowlist, error) {
+// the configuration is read for its network section alone. Its warnings
+// (a workspace configuration's allow ignored) are returned, to be said as
+// a judged run says them.
+func configuredAllowlist(f runFlags) (*sandbox.Allowlist, []string, error) {
 	h, err := currentHost()
 	if err != nil {
-		return nil, &policyError{err}
+		return nil, nil, &policyError{err}
 	}
 	o := f.pol
 	o.workspace = f.workspace
 	js, err := loadJudge(h, o)
 	if err != nil {
-		return nil, &policyError{err}
+		return nil, nil, &policyError{err}
 	}
-	return allowlist(f.network.allow, js.engine.Policy().Network)
+	al, err := allowlist(f.network.allow, js.engine.Policy().Network)
+	return al, js.warnings, err
 }
 
 // refusedConnections says, once per host and port, which connections the

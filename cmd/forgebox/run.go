@@ -92,9 +92,13 @@ func (e env) run(args []string) int {
 	}
 	if f.noPolicy && spec.Network == sandbox.NetAllow {
 		// No judge, but the allowlist is in the configuration too.
-		if spec.Allowlist, err = configuredAllowlist(f); err != nil {
+		var warnings []string
+		if spec.Allowlist, warnings, err = configuredAllowlist(f); err != nil {
 			rec.skip()
 			return e.fail(f, err)
+		}
+		for _, w := range warnings {
+			e.errorf("warning: %s", w)
 		}
 	}
 	rec.judged(j)
