@@ -121,7 +121,9 @@ func checkSize(rows, cols int) error {
 
 func minimalEnv() []string {
 	env := []string{"PAGER=cat", "GIT_PAGER=cat", "INPUTRC=/dev/null"}
-	for _, k := range []string{"PATH", "HOME", "USER", "LOGNAME"} {
+	// The configuration and state directories, so that a forgebox run as
+	// the program finds the configuration and history its caller uses.
+	for _, k := range []string{"PATH", "HOME", "USER", "LOGNAME", "XDG_CONFIG_HOME", "XDG_STATE_HOME", "FORGEBOX_HISTORY_DB"} {
 		if v, ok := os.LookupEnv(k); ok {
 			env = append(env, k+"="+v)
 		}

@@ -14,7 +14,8 @@ type Options struct {
 	// up in this process's PATH.
 	Argv []string
 	// Env is the program's environment. Nil means a minimal one: PATH, HOME,
-	// USER, LOGNAME and LANG from this process, PAGER=cat and GIT_PAGER=cat
+	// USER, LOGNAME, LANG, XDG_CONFIG_HOME, XDG_STATE_HOME and
+	// FORGEBOX_HISTORY_DB from this process, PAGER=cat and GIT_PAGER=cat
 	// (a pager would turn every `git log` into a timeout) and
 	// INPUTRC=/dev/null (a user's key bindings must not reinterpret the
 	// lines Exec types). TERM=xterm-256color is added when Env lacks TERM:

@@ -74,8 +74,11 @@ func (e env) run(args []string) int {
 	if f.pty && f.noPTY {
 		return e.fail(f, sandbox.Invalidf("--pty and --no-pty contradict each other"))
 	}
-	if f.noPolicy && (f.yes || f.pol.file != "") {
-		return e.fail(f, sandbox.Invalidf("--no-policy skips the judge: --yes and --policy have nothing to apply to"))
+	// Without the judge a configuration file still holds the network
+	// allowlist: --policy is taken for that, and refused where nothing of
+	// it applies.
+	if f.noPolicy && (f.yes || (f.pol.file != "" && f.network.mode != "allow")) {
+		return e.fail(f, sandbox.Invalidf("--no-policy skips the judge: --yes has nothing to apply to, nor has --policy unless --net allow reads its network section"))
 	}
 	spec, err := f.spec(argv)
 	if err != nil {

@@ -220,15 +220,20 @@ func (b *serveBackend) close() {
 // judged; each command shell_exec types is, by the server.
 func (b *serveBackend) sessionArgv(dir string) []string {
 	args := []string{b.exe, "run", "--pty", "--no-policy", "--session=" + b.session}
-	args = append(args, withoutPolicy(b.forward)...)
+	args = append(args, sessionFlags(b.forward)...)
 	return append(args, "--", "bash", "--noprofile", "--norc", "-i")
 }
 
-// withoutPolicy drops --policy: forgebox run refuses it with --no-policy.
-func withoutPolicy(flags []string) []string {
+// sessionFlags are the server's run flags for a session's forgebox run.
+// --policy goes only with --net allow, where it holds the allowlist:
+// without the judge forgebox run has no other use for it, and refuses it.
+func sessionFlags(flags []string) []string {
+	allow := slices.ContainsFunc(flags, func(f string) bool {
+		return f == "--net=allow" || strings.HasPrefix(f, "--net=allow=")
+	})
 	var out []string
 	for _, f := range flags {
-		if !strings.HasPrefix(f, "--policy=") {
+		if allow || !strings.HasPrefix(f, "--policy=") {
 			out = append(out, f)
 		}
 	}
