@@ -1,14 +1,25 @@
 // Package vm runs forgebox's checks on other kernels than the host's: it
-// boots Debian's 6.1 kernel (Landlock ABI 2) and the 6.12 kernel from
-// bookworm-backports (Landlock ABI 6) under QEMU with software emulation,
-// with cgroup v2 alone or with v1 controllers, from an initramfs holding
+// boots Debian's 6.1 kernel (Landlock ABI 2), the 6.12 kernel from
+// bookworm-backports (Landlock ABI 6), both with cgroup v2 alone or with
+// v1 controllers, and Debian 11's 5.10 LTS kernel (no Landlock, no
+// mount_setattr, RLIMIT_NPROC not counted per user namespace) with cgroup
+// v2, under QEMU with software emulation, from an initramfs holding
 // busybox, a static forgebox and the guest checks (./guest). Each check
 // becomes a subtest of TestVM.
 //
 // What it shows: that on each kernel forgebox enforces what the kernel has,
-// and fails closed (or, with --best-effort, reports) what it lacks: the
-// Landlock ABI it applies and the features it lists missing, attacked
-// through TCP on the sandbox's loopback and the guest's abstract sockets;
+// and fails closed (or, with --best-effort, reports) what it lacks: a
+// plain run refused (exit 125, the missing layer named, with a hint) with
+// nothing of its command done and nothing left on the guest; a
+// --best-effort run that claims no more than it enforces, its namespaces,
+// read-only view, seccomp (ptrace, a user namespace, keyrings, io_uring
+// refused though the guest allows them), capabilities and Landlock held
+// against what the command sees, and everything else listed missing and
+// warned about; on 5.10, where --best-effort runs without any sandbox,
+// the layers that need no namespaces still hold (seccomp, cgroup limits,
+// the whole tree killed at the end and on timeout); the Landlock ABI it
+// applies and the features it lists missing, attacked through TCP on the
+// sandbox's loopback and the guest's abstract sockets;
 // memory and task limits through cgroup v1 or v2 (a hog OOM-killed, a fork
 // loop refused), or through RLIMIT_NPROC for a user without a cgroup, the
 // command inside the reported group, and no group or process left after a

@@ -22,6 +22,7 @@ type landlockFeature struct {
 }
 
 var (
+	landlockFS     = landlockFeature{"landlock filesystem rules", 1}
 	landlockTCP    = landlockFeature{"landlock TCP bind/connect denial", 4} // needed with --net none
 	landlockScoped = landlockFeature{"landlock scoping of abstract Unix sockets and signals", 6}
 )
@@ -34,12 +35,12 @@ var (
 // Unix socket of the guest (--net host, where only Landlock scoping stands
 // in the way). Where forgebox says a feature is enforced, the attack must
 // fail and the guest's listener see nothing; where it says the feature is
-// missing, what the attack did is logged.
+// missing, what the attack did is logged. A kernel without Landlock (ABI
+// 0) refuses every run for the file rules; --best-effort then lists every
+// feature missing, and may run without a sandbox at all (without the mount
+// API), the attacks then reaching the guest's own loopback.
 func checkLandlock(ctx context.Context, g *guest) (string, error) {
-	abi, err := strconv.Atoi(landlockABI())
-	if err != nil {
-		return "", fmt.Errorf("the kernel's Landlock ABI: %v", landlockABI())
-	}
+	abi := kernelLandlockABI()
 	var details []string
 
 	// --net none: bind and connect TCP on the sandbox's loopback.
@@ -59,11 +60,16 @@ func checkLandlock(ctx context.Context, g *guest) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	if !r.Enforced.Sandbox {
+		details = append(details, fmt.Sprintf("--best-effort ran without a sandbox (%s)", firstMissing(r, "namespaces")))
+	}
 	switch {
 	case r.Enforced.LandlockTCP && v.OK:
 		return "", fmt.Errorf("enforced.landlock_tcp_denied is true, but the sandbox served and reached TCP on its loopback: %+v", v)
 	case r.Enforced.LandlockTCP:
 		details = append(details, fmt.Sprintf("ABI %d enforced; TCP on the sandbox's loopback refused (%s)", abi, v.Errno))
+	case abi == 0:
+		details = append(details, fmt.Sprintf("--best-effort: no Landlock applied, %d layers missing; TCP on the run's loopback: ok=%v %s", len(r.Enforced.Missing), v.OK, v.Errno))
 	default:
 		details = append(details, fmt.Sprintf("--best-effort: ABI %d enforced, %d features missing; TCP on the sandbox's loopback: ok=%v %s", abi, len(r.Enforced.Missing), v.OK, v.Errno))
 	}
@@ -109,8 +115,10 @@ func checkLandlock(ctx context.Context, g *guest) (string, error) {
 }
 
 // landlockRun runs forgebox with args. Where the kernel's ABI lacks need,
-// the plain run must be refused naming it, and the run is repeated with
-// --best-effort; refused is then forgebox's message.
+// the plain run must be refused naming it (or naming the file rules, on a
+// kernel without Landlock), and the run is repeated with --best-effort;
+// refused is then forgebox's message. A --best-effort run without a
+// sandbox must say so in enforced.missing.
 func (g *guest) landlockRun(ctx context.Context, abi int, need landlockFeature, args ...string) (r runResult, refused string, err error) {
 	r, o, err := g.runJSON(ctx, "landlock", args...)
 	if err != nil {
@@ -123,21 +131,28 @@ func (g *guest) landlockRun(ctx context.Context, abi int, need landlockFeature, 
 		}
 		return r, "", nil
 	}
+	says := fmt.Sprintf("Landlock ABI %d", abi)
+	if abi < landlockFS.abi {
+		need, says = landlockFS, "Landlock"
+	}
 	switch {
 	case o.exit != 125 || r.Error == nil || r.Error.Code != "unavailable":
 		g.logf("landlock", "%v", o)
 		return r, "", fmt.Errorf("Landlock ABI %d lacks %s, yet forgebox %s exited %d, not 125 (unavailable)", abi, need.name, strings.Join(args, " "), o.exit)
-	case r.Error.Layer != need.name || !strings.Contains(r.Error.Message, fmt.Sprintf("Landlock ABI %d", abi)):
-		return r, "", fmt.Errorf("refused for layer %q (%s), want %q on Landlock ABI %d", r.Error.Layer, r.Error.Message, need.name, abi)
+	case r.Error.Layer != need.name || !strings.Contains(r.Error.Message, says):
+		return r, "", fmt.Errorf("refused for layer %q (%s), want %q, the message naming %q", r.Error.Layer, r.Error.Message, need.name, says)
 	}
 	refused = fmt.Sprintf("exit 125 for %q", r.Error.Layer)
 	r, o, err = g.runJSON(ctx, "landlock", append([]string{"--best-effort"}, args...)...)
 	if err != nil {
 		return r, refused, fmt.Errorf("refused (%s), and with --best-effort: %w", refused, err)
 	}
-	if o.exit != 0 || r.Enforced == nil || !r.Enforced.Sandbox {
+	if o.exit != 0 || r.Enforced == nil {
 		g.logf("landlock", "%v", o)
 		return r, refused, fmt.Errorf("refused (%s), and --best-effort exited %d", refused, o.exit)
+	}
+	if !r.Enforced.Sandbox && firstMissing(r, "namespaces") == "" {
+		return r, refused, fmt.Errorf("refused (%s); --best-effort ran without a sandbox, and enforced.missing does not list the namespaces: %q", refused, r.Enforced.Missing)
 	}
 	return r, refused, nil
 }
@@ -159,7 +174,7 @@ func landlockReport(r runResult, abi int) error {
 	if e.LandlockScoped != (abi >= landlockScoped.abi) {
 		problems = append(problems, fmt.Sprintf("landlock_scoped %v on ABI %d", e.LandlockScoped, abi))
 	}
-	for _, f := range []landlockFeature{landlockTCP, landlockScoped} {
+	for _, f := range []landlockFeature{landlockFS, landlockTCP, landlockScoped} {
 		if f == landlockTCP && e.Network != "none" {
 			continue
 		}
@@ -172,6 +187,18 @@ func landlockReport(r runResult, abi int) error {
 		return fmt.Errorf("%s (missing=%q)", strings.Join(problems, "; "), e.Missing)
 	}
 	return nil
+}
+
+// firstMissing is the first entry of enforced.missing that starts with
+// prefix, or "".
+func firstMissing(r runResult, prefix string) string {
+	if r.Enforced == nil {
+		return ""
+	}
+	if i := slices.IndexFunc(r.Enforced.Missing, func(m string) bool { return strings.HasPrefix(m, prefix) }); i >= 0 {
+		return r.Enforced.Missing[i]
+	}
+	return ""
 }
 
 // verdict is one line of the probe's output.

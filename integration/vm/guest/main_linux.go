@@ -160,6 +160,24 @@ func landlockABI() string {
 	return strconv.Itoa(int(abi))
 }
 
+// kernelLandlockABI is landlockABI as a number: 0 without Landlock.
+func kernelLandlockABI() int {
+	n, _ := strconv.Atoi(strings.Fields(landlockABI())[0])
+	return n
+}
+
+// kernelAtLeast reports whether the running kernel is Linux major.minor or
+// later.
+func kernelAtLeast(major, minor int) bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	var ma, mi int
+	fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &ma, &mi)
+	return ma > major || ma == major && mi >= minor
+}
+
 // cgroupLayout is v2 (cgroup2 at /sys/fs/cgroup), hybrid (v1 controllers
 // and cgroup2 at /sys/fs/cgroup/unified), v1 or none.
 func cgroupLayout() string {
@@ -199,16 +217,24 @@ type runResult struct {
 			Memory limitDecision `json:"memory"`
 			Pids   limitDecision `json:"pids"`
 		} `json:"limits"`
-		Cgroup  string   `json:"cgroup"`
-		Missing []string `json:"missing"`
+		Cgroup       string   `json:"cgroup"`
+		Missing      []string `json:"missing"`
+		ReadOnlyRoot bool     `json:"read_only_root"`
+		Seccomp      bool     `json:"seccomp"`
+		NoNewPrivs   bool     `json:"no_new_privs"`
+		Capabilities string   `json:"capabilities"`
 	} `json:"enforced"`
-	Error *struct {
-		Code    string `json:"code"`
-		Message string `json:"message"`
-		Layer   string `json:"layer"`
-		Step    string `json:"step"`
-		Errno   string `json:"errno"`
-	} `json:"error"`
+	Error *runError `json:"error"`
+}
+
+// runError is why forgebox did not run the command.
+type runError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+	Layer   string `json:"layer"`
+	Step    string `json:"step"`
+	Errno   string `json:"errno"`
+	Hint    string `json:"hint"`
 }
 
 // limitDecision is how forgebox enforced one resource limit.
@@ -268,6 +294,18 @@ func (g *guest) execute(ctx context.Context, argv []string, setup func(*exec.Cmd
 // the check tests what the kernel does have, and the check's detail says so.
 // A best-effort run without any sandbox is a skipError.
 func (g *guest) sandboxed(ctx context.Context, name string, args ...string) (runResult, outcome, error) {
+	return g.bestEffortRun(ctx, name, true, args...)
+}
+
+// unisolatedOK is sandboxed for the checks of layers that need no
+// namespaces (the cgroup limits, the end of the process tree): where
+// --best-effort can only run the command without a sandbox, as on a kernel
+// without the mount API, the check runs it so, and its detail says so.
+func (g *guest) unisolatedOK(ctx context.Context, name string, args ...string) (runResult, outcome, error) {
+	return g.bestEffortRun(ctx, name, false, args...)
+}
+
+func (g *guest) bestEffortRun(ctx context.Context, name string, needSandbox bool, args ...string) (runResult, outcome, error) {
 	r, o, err := g.runJSON(ctx, name, args...)
 	if err != nil || o.exit != 125 || r.Error == nil || r.Error.Code != "unavailable" || r.Error.Layer == "" {
 		return r, o, err
@@ -277,7 +315,11 @@ func (g *guest) sandboxed(ctx context.Context, name string, args ...string) (run
 	if err != nil {
 		return r, o, fmt.Errorf("refused (%s), and with --best-effort: %w", refused, err)
 	}
-	if r.Enforced == nil || !r.Enforced.Sandbox {
+	if r.Enforced == nil {
+		g.logf(name, "%v", o)
+		return r, o, fmt.Errorf("refused (%s), and the --best-effort result has no enforced section", refused)
+	}
+	if needSandbox && !r.Enforced.Sandbox {
 		return r, o, skipError{fmt.Sprintf("refused (%s); --best-effort runs without a sandbox", refused)}
 	}
 	if !g.refusalLogged {
@@ -285,6 +327,9 @@ func (g *guest) sandboxed(ctx context.Context, name string, args ...string) (run
 		g.refusalLogged = true
 	}
 	g.bestEffort = fmt.Sprintf("--best-effort (%s refused)", layer)
+	if !r.Enforced.Sandbox {
+		g.bestEffort = fmt.Sprintf("--best-effort without a sandbox (%s refused)", layer)
+	}
 	return r, o, nil
 }
 
