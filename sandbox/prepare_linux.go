@@ -318,7 +318,8 @@ func (p *prepared) unisolated(why string) {
 	none := []string{}
 	// The kernel layers need no namespaces: they stay, and the writable
 	// roots stay what Landlock allows.
-	p.enforced = Enforced{PTY: old.PTY, Missing: missing, Namespaces: none, Writable: none, Hidden: none,
+	// Network: without a namespace of its own the command has the host's.
+	p.enforced = Enforced{PTY: old.PTY, Missing: missing, Namespaces: none, Network: NetHost, Writable: none, Hidden: none,
 		Sockets: none, Protected: none, Watched: old.Watched, PrivateDirs: none,
 		LandlockABI: old.LandlockABI, LandlockRules: old.LandlockRules, LandlockTCP: old.LandlockTCP, LandlockConnectPorts: old.LandlockConnectPorts,
 		LandlockScoped: old.LandlockScoped, Seccomp: old.Seccomp, SeccompDenied: old.SeccompDenied,
