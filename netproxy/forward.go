@@ -155,7 +155,7 @@ func (s *session) roundTrip(req *http.Request, up *httpUpstream, h host, port ui
 		s.interruptBody(sent)
 		return false, false, &failure{code: s.abortCodeOr(CodeRelay), err: fmt.Errorf("response from %s: %w", joinHostPort(h.String(), port), err)}
 	}
-	keep, err = s.writeResponse(req, resp, !req.Close)
+	keep, err = s.writeResponse(req, resp, up, !req.Close)
 	if err != nil {
 		s.dropUpstream()
 		s.interruptBody(sent)
@@ -222,7 +222,7 @@ func (s *session) readResponse(up *httpUpstream, req *http.Request) (*http.Respo
 // writeResponse relays resp to the client, framing the body anew (the
 // client and server may speak different HTTP versions); it reports whether
 // the client connection can carry another request.
-func (s *session) writeResponse(req *http.Request, resp *http.Response, keep bool) (bool, error) {
+func (s *session) writeResponse(req *http.Request, resp *http.Response, up *httpUpstream, keep bool) (bool, error) {
 	noBody := req.Method == http.MethodHead || resp.StatusCode == http.StatusNoContent || resp.StatusCode == http.StatusNotModified
 	var framing string
 	chunked := false
@@ -251,11 +251,41 @@ func (s *session) writeResponse(req *http.Request, resp *http.Response, keep boo
 	if noBody {
 		return keep, nil
 	}
+	if resp.ContentLength >= 0 {
+		// resp.Body is bypassed and must not be closed: its Close would
+		// read the body again, from the upstream's next bytes.
+		if err := s.spliceBody(up, resp.ContentLength); err != nil {
+			return false, err
+		}
+		return keep, nil
+	}
 	if err := copyBody(s.bw, resp.Body, chunked); err != nil {
 		return false, err
 	}
 	resp.Body.Close()
 	return keep, nil
+}
+
+// spliceBody relays a body of n bytes, framed by Content-Length on both
+// sides, from up to the client unchanged: first what up's header reader
+// holds, then the rest as a tunnel does, by splice(2) on Linux, which moves
+// it without copying it through the proxy.
+func (s *session) spliceBody(up *httpUpstream, n int64) error {
+	if k := min(int64(up.br.Buffered()), n); k > 0 {
+		b, _ := up.br.Peek(int(k))
+		if _, err := s.conn.Write(b); err != nil {
+			return err
+		}
+		up.br.Discard(int(k))
+		n -= k
+	}
+	rest := &io.LimitedReader{R: up.m.Conn, N: n}
+	err := s.relayFrom(s.conn, up.m.Conn, rest, &up.m.down)
+	up.m.Conn.SetReadDeadline(time.Time{})
+	if err == nil && rest.N > 0 {
+		err = io.ErrUnexpectedEOF
+	}
+	return err
 }
 
 func (s *session) writeHead(resp *http.Response, framing string) {

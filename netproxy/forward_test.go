@@ -8,9 +8,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"net/http/httptrace"
+	"net/netip"
 	"net/url"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -93,6 +97,94 @@ func TestForwardGetAndPost(t *testing.T) {
 	if post := evs[3]; post.BytesUp < int64(len(payload)) || post.BytesDown == 0 {
 		t.Errorf("POST event counts %d bytes up, %d down; want the body up and the answer down", post.BytesUp, post.BytesDown)
 	}
+}
+
+// TestForwardLengthBody: a body framed by Content-Length, which the proxy
+// splices rather than copies, arrives whole, in order and counted, and leaves
+// the upstream connection ready for the next request; one that trickles
+// outlives the idle timeout, one that stalls is ended by it, and one the
+// server cuts short does not reach the client as complete.
+func TestForwardLengthBody(t *testing.T) {
+	big := make([]byte, 8<<20)
+	for i := range big {
+		big[i] = byte(i % 251)
+	}
+	stop := make(chan struct{})
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/big":
+			w.Header().Set("Content-Length", strconv.Itoa(len(big)))
+			w.Write(big)
+		case "/trickle", "/stall":
+			w.Header().Set("Content-Length", "10")
+			for i := 0; i < 10; i++ {
+				if i == 5 && r.URL.Path == "/stall" {
+					<-stop
+					return
+				}
+				w.Write([]byte{'x'})
+				w.(http.Flusher).Flush()
+				time.Sleep(100 * time.Millisecond)
+			}
+		case "/short":
+			c, _, _ := w.(http.Hijacker).Hijack()
+			io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\n12345")
+			c.Close()
+		}
+	}))
+	var conns atomic.Int32
+	srv.Config.ConnState = countNew(&conns)
+	srv.Start()
+	t.Cleanup(srv.Close)
+	t.Cleanup(func() { close(stop) }) // before srv.Close, which waits for handlers
+	pt := startProxy(t, mustParse(t, []string{"allowed.test"}, nil), Options{
+		Hosts:        map[string][]netip.Addr{"allowed.test": {netip.MustParseAddr("127.0.0.1")}},
+		AllowPrivate: loopback, IdleTimeout: 300 * time.Millisecond})
+	c := &http.Client{Transport: &http.Transport{Proxy: http.ProxyURL(pt.url())}, Timeout: 20 * time.Second}
+	base := fmt.Sprintf("http://allowed.test:%d", portOf(t, srv.Listener.Addr()))
+	get := func(path string) ([]byte, error) {
+		resp, err := c.Get(base + path)
+		if err != nil {
+			return nil, err
+		}
+		defer resp.Body.Close()
+		return io.ReadAll(resp.Body)
+	}
+
+	for i := 0; i < 2; i++ {
+		got, err := get("/big")
+		if err != nil || !bytes.Equal(got, big) {
+			t.Fatalf("GET /big #%d = %d bytes, %v; want the %d bytes sent", i, len(got), err, len(big))
+		}
+	}
+	if got, err := get("/trickle"); err != nil || string(got) != "xxxxxxxxxx" {
+		t.Errorf("GET /trickle (1s, idle timeout 300ms) = %q, %v; want 10 bytes", got, err)
+	}
+	if n := conns.Load(); n != 1 {
+		t.Errorf("the server saw %d connections for 3 requests, want 1 (upstream keep-alive)", n)
+	}
+	evs := pt.events.waitN(t, 3)
+	for _, ev := range evs[:2] {
+		if ev.BytesDown < int64(len(big)) {
+			t.Errorf("event for /big counts %d bytes down, want at least %d", ev.BytesDown, len(big))
+		}
+	}
+
+	start := time.Now()
+	if got, err := get("/stall"); err == nil {
+		t.Errorf("GET /stall = %q, nil error; want the connection cut", got)
+	}
+	if d := time.Since(start); d > 3*time.Second {
+		t.Errorf("stalled body cut after %v, want about 300ms", d)
+	}
+	pt.events.find(t, "idle-timeout", func(e Event) bool { return e.Code == CodeIdleTimeout })
+
+	if got, err := get("/short"); err == nil {
+		t.Errorf("GET /short = %q, nil error; want an unexpected EOF", got)
+	}
+	pt.events.find(t, "relay failure", func(e Event) bool {
+		return e.Code == CodeRelay && strings.Contains(e.Reason, "unexpected EOF")
+	})
 }
 
 func TestForwardRefusals(t *testing.T) {

@@ -36,6 +36,7 @@ type session struct {
 }
 
 func newSession(p *Proxy, c net.Conn) *session {
+	boundClientSendQueue(c)
 	s := &session{p: p, conn: c}
 	s.ctx, s.stop = context.WithCancel(p.ctx)
 	s.in = &limitReader{r: activityReader{s: s, r: c}, n: -1}

@@ -105,10 +105,16 @@ func (s *session) clientToServer(up net.Conn, h host, n *atomic.Int64) error {
 // return that often, so the watchdog hears of a busy tunnel. A read timeout
 // loses nothing: splice moves data to dst before it waits for more.
 func (s *session) relay(dst, src net.Conn, n *atomic.Int64) error {
+	return s.relayFrom(dst, src, src, n)
+}
+
+// relayFrom is relay reading r, which is src or an *io.LimitedReader of
+// it (io.Copy splices both).
+func (s *session) relayFrom(dst, src net.Conn, r io.Reader, n *atomic.Int64) error {
 	period := s.p.opts.IdleTimeout / 4
 	for {
 		src.SetReadDeadline(time.Now().Add(period))
-		k, err := io.Copy(dst, src)
+		k, err := io.Copy(dst, r)
 		if k > 0 {
 			n.Add(k)
 			s.touch()
