@@ -137,17 +137,32 @@ func appArmorProfile(label string) string {
 }
 
 // adviceFor is the hint printed when a run fails for want of a layer.
-func adviceFor(un *sandbox.UnavailableError) string {
+func adviceFor(un *sandbox.UnavailableError) string { return adviceOn(runtime.GOOS, un) }
+
+// adviceOn is adviceFor on the system goos.
+func adviceOn(goos string, un *sandbox.UnavailableError) string {
 	if un.Layer == "namespaces" {
 		return userNSAdvice(sandbox.QuickReport(), true) + "; run forgebox doctor for details, or pass --best-effort to run without a sandbox"
 	}
-	if strings.Contains(un.Layer, " limit (--") && runtime.GOOS != "linux" {
+	if strings.Contains(un.Layer, " limit (--") && goos != "linux" {
 		return "this system has nothing that enforces the limit for a process tree (macOS has no cgroups, and its rlimits are per user or not enforced); " +
 			"drop the flag, or pass --best-effort to run without this limit"
 	}
 	if strings.Contains(un.Layer, " limit (--") {
 		return "run forgebox as root, or inside a delegated cgroup v2 subtree (systemd-run --user --scope -p Delegate=yes forgebox run ...); " +
 			"or drop the flag to run with the default limits, or pass --best-effort to run without this limit"
+	}
+	switch {
+	case un.Layer == "network allowlist (--net allow)":
+		return "run with --net none (no network) or --net host (the host's network) here; the allowlist needs Linux"
+	case un.Layer == "network" && goos == "windows":
+		return "Windows cannot take the network away from one process tree: pass --net host to run with the network, or --best-effort, which runs and reports it"
+	case un.Layer == "secret hiding" && goos == "windows":
+		return "pass --profile strict, which makes your whole profile unreadable to the command (grant what it needs with --ro), or --best-effort, which runs and reports it"
+	case strings.HasPrefix(un.Layer, "--hide ") && goos == "windows":
+		return "on Windows only paths inside your profile can be hidden, and only with --profile strict; drop the flag, or pass --best-effort"
+	case un.Layer == "restricted token":
+		return "forgebox could not create the restricted, Low-integrity token the sandbox runs under (Wine and some hardened policies refuse it); run forgebox doctor, or pass --best-effort to run without a sandbox"
 	}
 	if un.Layer == "sandbox-exec" {
 		return "forgebox's macOS sandbox is /usr/bin/sandbox-exec (Seatbelt); it is part of macOS: check it is present and that forgebox is not already inside another sandbox (an app's or a terminal's); " +

@@ -119,3 +119,30 @@ func TestFixForSandboxLaunch(t *testing.T) {
 		t.Errorf("fixFor(sandbox_launch failed for want of Landlock) = %q; want a pointer to the mount_api and landlock fixes", got)
 	}
 }
+
+// Each refusal on macOS and Windows says what to do there, not Linux's
+// fixes.
+func TestAdviceOnOtherSystems(t *testing.T) {
+	for _, c := range []struct {
+		goos, layer string
+		want        []string
+	}{
+		{"windows", "network", []string{"--net host", "--best-effort"}},
+		{"windows", "secret hiding", []string{"--profile strict", "--ro"}},
+		{"windows", "--hide C:\\Users\\u\\x", []string{"profile", "--profile strict"}},
+		{"windows", "restricted token", []string{"Low-integrity", "--best-effort"}},
+		{"windows", "memory limit (--memory)", []string{"drop the flag"}},
+		{"darwin", "network allowlist (--net allow)", []string{"--net none", "--net host"}},
+		{"darwin", "sandbox-exec", []string{"/usr/bin/sandbox-exec"}},
+	} {
+		got := adviceOn(c.goos, &sandbox.UnavailableError{Layer: c.layer})
+		for _, w := range c.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s, %s: %q lacks %q", c.goos, c.layer, got, w)
+			}
+		}
+		if strings.Contains(got, "systemd") || strings.Contains(got, "sysctl") {
+			t.Errorf("%s, %s: Linux advice %q", c.goos, c.layer, got)
+		}
+	}
+}
