@@ -2,7 +2,10 @@ package policy
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -124,13 +127,15 @@ func TestHistorySettings(t *testing.T) {
 }
 
 func TestNetworkSettings(t *testing.T) {
+	// Absolute on the system the test runs on (Windows, under Wine, too).
+	hosts := filepath.Join(os.TempDir(), "forgebox-hosts")
 	user, err := ParseConfig("c.json", []byte(`{"forgebox": {"network": {"allow": ["registry.npmjs.org", "*.github.com:443"],
-		"deny": ["gist.github.com"], "allowPrivate": ["10.0.0.0/8", "192.168.1.5"], "hosts": "/etc/forgebox-hosts"}}}`))
+		"deny": ["gist.github.com"], "allowPrivate": ["10.0.0.0/8", "192.168.1.5"], "hosts": `+strconv.Quote(hosts)+`}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := user.Network
-	if len(n.Allow) != 2 || len(n.Deny) != 1 || n.Hosts != "/etc/forgebox-hosts" {
+	if len(n.Allow) != 2 || len(n.Deny) != 1 || n.Hosts != hosts {
 		t.Errorf("Network = %+v", n)
 	}
 	if p, err := n.Prefixes(); err != nil || len(p) != 2 || p[1].Bits() != 32 {
@@ -138,7 +143,7 @@ func TestNetworkSettings(t *testing.T) {
 	}
 	// A workspace may add deny patterns; what it would allow is ignored.
 	ws, err := ParseConfig("ws.json", []byte(`{"forgebox": {"network": {"allow": ["evil.test"], "deny": ["api.github.com"],
-		"allowPrivate": ["127.0.0.0/8"], "hosts": "/work/hosts"}}}`))
+		"allowPrivate": ["127.0.0.0/8"], "hosts": `+strconv.Quote(filepath.Join(os.TempDir(), "ws-hosts"))+`}}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
