@@ -62,7 +62,10 @@ func networkBench(dir, bin string, rounds, requests int, size int64) {
 	blob := func(base string, extra ...string) []string {
 		return append(append([]string{"curl", "-sS", "-o", "/dev/null", "-w", "%{speed_download}\\n"}, extra...), base+"/blob")
 	}
-	var tpDirect, tpTunnel, tpForward, tpBwrap, ratio []float64
+	// The floor of any relay here: a bare one, io.Copy each way (splice),
+	// on the host, no sandbox and no checks.
+	relayed := "http://127.0.0.1:" + bareRelay("127.0.0.1:"+port)
+	var tpDirect, tpTunnel, tpForward, tpBwrap, tpRelay, ratio []float64
 	for range rounds {
 		dd := curlValues(dir, blob(direct, "--noproxy", "*"), 1e-6)[0]
 		tt := curlValues(dir, append(sandboxed, blob(named, "--proxytunnel")...), 1e-6)[0]
@@ -70,10 +73,13 @@ func networkBench(dir, bin string, rounds, requests int, size int64) {
 		ratio = append(ratio, tt/dd)
 		tpForward = append(tpForward, curlValues(dir, append(sandboxed, blob(named)...), 1e-6)[0])
 		tpBwrap = append(tpBwrap, curlValues(dir, append(bwrap, blob(direct, "--noproxy", "*")...), 1e-6)[0])
+		tpRelay = append(tpRelay, curlValues(dir, blob(relayed, "--noproxy", "*"), 1e-6)[0])
 	}
-	fmt.Printf("  download of %d MiB                  direct %.0f MB/s  bwrap --share-net %.0f MB/s\n", size>>20, pct(tpDirect, 50), pct(tpBwrap, 50))
+	d = pct(tpDirect, 50)
+	fmt.Printf("  download of %d MiB                  direct %.0f MB/s  bwrap --share-net %.0f MB/s\n", size>>20, d, pct(tpBwrap, 50))
 	fmt.Printf("    through the proxy, CONNECT        %.0f MB/s  (median of round ratios %.2fx direct; goal >= 0.8x)\n", pct(tpTunnel, 50), pct(ratio, 50))
-	fmt.Printf("    through the proxy, HTTP forwarded %.0f MB/s  (%.2fx direct)\n", pct(tpForward, 50), pct(tpForward, 50)/pct(tpDirect, 50))
+	fmt.Printf("    through the proxy, HTTP forwarded %.0f MB/s  (%.2fx direct)\n", pct(tpForward, 50), pct(tpForward, 50)/d)
+	fmt.Printf("    a bare relay on the host          %.0f MB/s  (%.2fx direct: what any extra hop costs here)\n", pct(tpRelay, 50), pct(tpRelay, 50)/d)
 }
 
 // blobServer serves /small (a few bytes, then the connection closes) and
@@ -98,6 +104,32 @@ func blobServer(size int64) string {
 		}
 	})
 	go http.Serve(l, mux)
+	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+}
+
+// bareRelay relays each connection on a new loopback port to target with
+// io.Copy both ways, and returns the port.
+func bareRelay(target string) string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	must(err)
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				u, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer u.Close()
+				go io.Copy(u, c)
+				io.Copy(c, u)
+			}()
+		}
+	}()
 	return strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
 }
 
