@@ -189,6 +189,17 @@ func TestSelftestFlags(t *testing.T) {
 		if r.code != 0 || rep.Verdict != "pass" {
 			t.Errorf("selftest with permissive flags: exit %d, verdict %s; want 0, pass\n%s", r.code, rep.Verdict, r.stdout)
 		}
+		// With --net allow the probe also asks the proxy for the host's
+		// listener, which no allowlist here names: refused, and the
+		// listener sees nothing.
+		r, rep = st.run("--net", "allow=example.com", "--memory", "none", "--pids", "none")
+		if ev := rep.evidence("host-network"); rep.verdicts()["host-network"] != "blocked" ||
+			!strings.Contains(ev, "ask the proxy for 127.0.0.1:") || !strings.Contains(ev, "ip-literal") || !strings.Contains(ev, "no connection arrived") {
+			t.Errorf("selftest --net allow: host-network %s, evidence %q; want blocked by the proxy, no connection", rep.verdicts()["host-network"], ev)
+		}
+		if r.code != 0 {
+			t.Errorf("selftest --net allow: exit %d\n%s", r.code, r.stdout)
+		}
 		// A command is not selftest's to run.
 		if r := e.run([]string{"selftest", "--", "true"}); r.code != 125 {
 			t.Errorf("selftest -- true: exit %d; want 125", r.code)

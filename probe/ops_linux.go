@@ -1,9 +1,12 @@
 package probe
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"sort"
 	"strconv"
@@ -27,6 +30,35 @@ func Do(op string, args []string) Verdict {
 		v.Errno = errnoName(e)
 	}
 	return v
+}
+
+// proxyConnect asks the HTTP proxy $HTTPS_PROXY names for a tunnel to
+// target. It succeeds only when the proxy answers 200; its output is the
+// proxy's status line and reason.
+func proxyConnect(target string) (string, error) {
+	u, err := url.Parse(os.Getenv("HTTPS_PROXY"))
+	if err != nil || u.Host == "" {
+		return "", errors.New("no proxy: HTTPS_PROXY is not set")
+	}
+	c, err := net.DialTimeout("tcp", u.Host, 2*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\n\r\n", target, target)
+	resp, err := http.ReadResponse(bufio.NewReader(c), &http.Request{Method: http.MethodConnect})
+	if err != nil {
+		return "", err
+	}
+	out := resp.Status
+	if r := resp.Header.Get("X-Forgebox-Code"); r != "" {
+		out += " (" + r + ")"
+	}
+	if resp.StatusCode != http.StatusOK {
+		return out, fmt.Errorf("the proxy refused: %s", out)
+	}
+	return out, nil
 }
 
 func arg(a []string, i int) string {
@@ -109,6 +141,8 @@ func do(op string, a []string) (string, error) {
 		return dial("unix", "@"+p)
 	case "connect-tcp":
 		return dial("tcp", p)
+	case "proxy-connect": // ask $HTTPS_PROXY for a CONNECT tunnel to HOST:PORT
+		return proxyConnect(p)
 	case "serve-loopback":
 		l, err := net.Listen("tcp4", "127.0.0.1:0")
 		if err != nil {

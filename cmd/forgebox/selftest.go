@@ -72,6 +72,15 @@ func (e env) selftest(args []string) int {
 	if err != nil {
 		return e.selftestFailed(f.jsonOut, err)
 	}
+	if spec.Network == sandbox.NetAllow {
+		var warnings []string
+		if spec.Allowlist, warnings, err = configuredAllowlist(f); err != nil {
+			return e.selftestFailed(f.jsonOut, err)
+		}
+		for _, w := range warnings {
+			e.errorf("warning: %s", w)
+		}
+	}
 	ch := choices{hostNetwork: spec.Network == sandbox.NetHost, noMemoryLimit: f.memory.n == sandbox.NoLimit,
 		noPids: f.pids.n == sandbox.NoLimit, bestEffort: f.bestEffort}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)

@@ -42,6 +42,9 @@ func runSelftest(ctx context.Context, spec sandbox.Spec, ch choices) (rep *selft
 	rep = &selftestReport{Bait: b.root, Ignored: []string{}, Warnings: []string{}}
 	hide := []string{b.path(baitSecretFile), b.path(baitSecretDir)}
 
+	// The proxy is attacked unless the user's allowlist lets it reach the
+	// bait (--net allow=127.0.0.1): then it is meant to.
+	b.proxy = spec.Network == sandbox.NetAllow && !allowlistReaches(spec.Allowlist, b.tcp)
 	attacks := plan(b.target)
 	res, err := sandbox.Run(ctx, probeSpec(spec, exe, b.ws, probeArgs(attacks), hide), sandbox.Streams{Capture: true, PTY: true})
 	if err == nil && ctx.Err() != nil {

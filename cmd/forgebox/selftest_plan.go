@@ -21,6 +21,7 @@ type target struct {
 	hostPID    int    // a process of the caller's, outside the sandbox
 	setuid     string // a setuid-root program, "" when the host has none
 	setuidArgs []string
+	proxy      bool // the sandbox's network is the allowlist proxy (--net allow)
 }
 
 // Bait names, below target.root.
@@ -200,6 +201,11 @@ func plan(t target) map[string][]attempt {
 			{[]string{"clone-newuser"}, "clone(CLONE_NEWUSER)", refused},
 			{[]string{"unshare-user"}, "unshare(CLONE_NEWUSER)", refused},
 		},
+	}
+	if t.proxy {
+		// The listener's address is an IP literal no allowlist names:
+		// the proxy must refuse to reach it.
+		p[classNetwork] = append(p[classNetwork], attempt{[]string{"proxy-connect", t.tcp}, "ask the proxy for " + t.tcp, refused})
 	}
 	if t.setuid != "" {
 		p[classSetuid] = []attempt{{append([]string{"exec-creds", t.setuid}, t.setuidArgs...),

@@ -149,6 +149,23 @@ func TestJudgeSilenceAndFlags(t *testing.T) {
 	}
 }
 
+// With --net allow the network class also asks the proxy for the host's
+// listener; a proxy that connects is an escape.
+func TestJudgeProxy(t *testing.T) {
+	withProxy := fakeTarget
+	withProxy.proxy = true
+	atts := plan(withProxy)[classNetwork]
+	if len(atts) != len(plan(fakeTarget)[classNetwork])+1 || atts[len(atts)-1].op[0] != "proxy-connect" {
+		t.Fatalf("network attempts with a proxy: %+v", atts)
+	}
+	vs := verdictsFor(atts, refusedVerdict)
+	vs[len(vs)-1] = &probe.Verdict{Op: "proxy-connect", OK: true, Out: "200 Connection established"}
+	host := findings{changed: map[string][]string{classNetwork: {"the listener on 127.0.0.1:40000 accepted 1 connection(s)"}}}
+	if r := judge(findClass(classNetwork), atts, vs, host, fullyEnforced, choices{}); r.Verdict != verdictEscaped || !r.Fails {
+		t.Errorf("judge(proxy connected) = %s (fails %v); want escaped", r.Verdict, r.Fails)
+	}
+}
+
 func TestCredsGained(t *testing.T) {
 	for _, tc := range []struct {
 		out  string
