@@ -44,6 +44,8 @@ func proxyEnv() map[string]string {
 		}
 		env[name], env[strings.ToLower(name)] = v, v
 	}
+	// Node's own fetch honours them from Node 24 on, when asked to.
+	env["NODE_USE_ENV_PROXY"] = "1"
 	return env
 }
 
