@@ -1,8 +1,17 @@
 package integration
 
 import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"crypto/sha1"
+	"crypto/sha512"
+	"encoding/base64"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -138,3 +147,92 @@ func TestNetAllowHistory(t *testing.T) {
 // --- The sandbox side: curl and the attack script ---
 
 // request is one curl inside the sandbox.
+
+// TestNetAllowNpm: npm installs from a registry over HTTPS through the
+// proxy (it reads HTTPS_PROXY); a registry on a host not allowed is refused
+// and never reached.
+func TestNetAllowNpm(t *testing.T) {
+	needTools(t, "npm", "node")
+	forEachMode(t, func(t *testing.T, e *env) {
+		ca := e.newCA()
+		conf := ca.serverConfig(t, "npm.test", "evil.test")
+		tgz := npmTarball(t, "fbnetpkg", "0.1.0", `module.exports = { message: "installed through forgebox" };`+"\n")
+		registry := serveHost(t, "127.0.0.1", conf, npmRegistry("fbnetpkg", "0.1.0", tgz))
+		evil := serveHost(t, "127.0.0.1", conf, npmRegistry("fbnetpkg", "0.1.0", tgz))
+		e.userConfig(netConfig{AllowPrivate: []string{"127.0.0.0/8"}, Hosts: e.hostsFile("127.0.0.1 npm.test evil.test")})
+		install := func(host string, port int) string {
+			return fmt.Sprintf(`npm install --no-audit --no-fund --no-update-notifier --loglevel=error --fetch-retries=0 --cache /tmp/npm-cache \
+  --cafile ca.pem --registry https://%s:%d/ --prefix site fbnetpkg@0.1.0`, host, port)
+		}
+		script := install("npm.test", registry.port) + ` && node -e 'console.log(require("./site/node_modules/fbnetpkg").message)'`
+		r, res := e.runJSON([]string{"--net", "allow=npm.test", "--", "sh", "-c", script})
+		if res.ExitCode != 0 || !strings.HasSuffix(res.Stdout, "\ninstalled through forgebox\n") {
+			t.Errorf("npm install: exit %d, stdout %q; want the package loaded\nstderr: %s", res.ExitCode, res.Stdout, res.Stderr)
+		}
+		registry.wantRequests(t, 2) // the packument and the tarball
+		run := decodeNetRun(t, r.stdout)
+		for _, c := range run.Connections {
+			if c.Host != "npm.test" || c.Decision != "allowed" {
+				t.Errorf("connection %+v; want npm.test allowed only", c)
+			}
+		}
+		r, res = e.runJSON([]string{"--net", "allow=npm.test", "--", "sh", "-c", install("evil.test", evil.port)})
+		if res.ExitCode == 0 {
+			t.Errorf("npm install from evil.test succeeded\nstdout: %s", res.Stdout)
+		}
+		evil.wantAccepted(t, 0)
+		decodeNetRun(t, r.stdout).want(t, "connect", "evil.test", evil.port, "denied", "not-allowed")
+	})
+}
+
+// npmTarball packs a package of one index.js the way npm publishes it.
+func npmTarball(t *testing.T, name, version, code string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	gz := gzip.NewWriter(&buf)
+	tw := tar.NewWriter(gz)
+	for _, f := range []struct{ path, data string }{
+		{"package/package.json", fmt.Sprintf(`{"name": %q, "version": %q, "main": "index.js"}`, name, version)},
+		{"package/index.js", code},
+	} {
+		if err := tw.WriteHeader(&tar.Header{Name: f.path, Mode: 0o644, Size: int64(len(f.data)), Typeflag: tar.TypeReg}); err != nil {
+			t.Fatal(err)
+		}
+		io.WriteString(tw, f.data)
+	}
+	if err := tw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := gz.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// npmRegistry serves one version of one package: its packument, which
+// names the tarball on the host the client asked for, and the tarball.
+func npmRegistry(name, version string, tgz []byte) http.Handler {
+	file := name + "-" + version + ".tgz"
+	sha1sum := sha1.Sum(tgz)
+	sha512sum := sha512.Sum512(tgz)
+	mux := http.NewServeMux()
+	mux.HandleFunc("/"+name, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"name": name, "dist-tags": map[string]string{"latest": version},
+			"versions": map[string]any{version: map[string]any{
+				"name": name, "version": version,
+				"dist": map[string]string{
+					"tarball":   fmt.Sprintf("https://%s/%s/-/%s", r.Host, name, file),
+					"shasum":    hex.EncodeToString(sha1sum[:]),
+					"integrity": "sha512-" + base64.StdEncoding.EncodeToString(sha512sum[:]),
+				},
+			}},
+		})
+	})
+	mux.HandleFunc("/"+name+"/-/"+file, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/octet-stream")
+		w.Write(tgz)
+	})
+	return mux
+}
