@@ -262,11 +262,17 @@ __attribute__((constructor)) static void forgebox_init(int argc, char **argv, ch
  * no other way out of its loopback. It is made before the command starts,
  * so the command's first connection waits in the backlog rather than
  * being refused. */
-static int open_proxy_listener(uint16_t port, int *fd, struct fb_err *e)
+static int open_proxy_listener(const struct fb_spec *spec, int *fd, struct fb_err *e)
 {
+	uint16_t port = spec->proxy_port;
 	struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(port), .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int s;
 
+	/* On the host's loopback the listener would serve every local
+	 * process, and the command would reach whatever holds the port. */
+	if (!(spec->flags & FB_FLAG_NEWNET))
+		return fb_fail(e, "network proxy", EINVAL, "a proxy needs the sandbox's own network namespace");
+	s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0)
 		return fb_fail(e, "network proxy", errno, "socket");
 	if (bind(s, (struct sockaddr *)&sa, sizeof sa) < 0 || listen(s, 512) < 0) {
@@ -473,7 +479,7 @@ static __attribute__((noreturn)) void pid1_main(struct fb_spec *s)
 	if (isolated && (apply_view(s, &e) < 0 || finish_view(&e) < 0))
 		die(&e);
 	mark("view");
-	if ((s->proxy_port && (s->flags & FB_FLAG_NEWNET) && open_proxy_listener(s->proxy_port, &proxy, &e) < 0) ||
+	if ((s->proxy_port && open_proxy_listener(s, &proxy, &e) < 0) ||
 	    ((s->run_flags & FB_RUN_PTY) && open_terminal(s, &t, &e) < 0) ||
 	    start_command(s, &t, &cmd, &e) < 0 ||
 	    (mark("command executed"), report_ready(cmd, &t, &proxy, &e)) < 0 ||

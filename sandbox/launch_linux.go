@@ -70,8 +70,15 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 		}
 	}
 	res, err := c.finish(ctx, spec, p, pl, tl, launched)
+	// Without namespaces the proxy would have nowhere private to listen:
+	// --net allow is refused then, even with --best-effort, which drops
+	// protections, not permissions (a shared loopback would give the
+	// command whatever listens on the proxy's port).
 	var un *UnavailableError
-	if errors.As(err, &un) && spec.BestEffort {
+	if errors.As(err, &un) && spec.BestEffort && spec.network() == NetAllow {
+		err = &UnavailableError{Layer: "network allowlist (--net allow)", Err: un,
+			Reason: "it needs the namespaces this host refused (" + un.Reason + "); --best-effort cannot run it without them: use --net none or --net host"}
+	} else if errors.As(err, &un) && spec.BestEffort {
 		p.unisolated(un.Reason)
 		p.warnings = append(p.warnings, fmt.Sprintf("running WITHOUT a sandbox: %s", un.Error()))
 		if c, err = spawn(pl, &p.child, tl); err == nil {
@@ -84,7 +91,11 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 		p.measure(res)
 	}
 	if p.proxy != nil && res != nil {
-		res.Connections, res.ConnectionsOmitted = p.proxy.close()
+		var perr error
+		res.Connections, res.ConnectionsOmitted, perr = p.proxy.close()
+		if perr != nil {
+			res.Warnings = append(res.Warnings, perr.Error())
+		}
 	}
 	removed := make(chan error, 1)
 	go func() { removed <- p.limits.close() }()

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -308,13 +307,7 @@ func (p *prepared) unisolated(why string) {
 	old := p.enforced
 	missing := append([]string{"namespaces (" + why + ")", "read-only host filesystem", "hidden secrets and sockets",
 		"protected paths", "private /tmp and /dev", "network isolation"}, old.Missing...)
-	if p.child.ProxyPort != 0 {
-		// No namespace to put the proxy's listener in: no proxy. The
-		// Landlock ruleset, built already, still lets TCP connect to the
-		// proxy's port, now on any host.
-		p.child.ProxyPort = 0
-		missing = append(missing, fmt.Sprintf("the network allowlist (no proxy runs; TCP connect to port %d of any host is allowed)", ProxyPort))
-	}
+
 	none := []string{}
 	// The kernel layers need no namespaces: they stay, and the writable
 	// roots stay what Landlock allows.
