@@ -43,8 +43,8 @@ const ExportType = "forgebox.run"
 //	risk_score, level, category, matched_rule  the judge's verdict
 //	decision          the judge's full decision (JSON object)
 //	enforced          what the sandbox enforced (JSON object)
-//	network           with --net allow: [{host, port, decision, code, reason,
-//	                  bytes_up, bytes_down, ...}], what the command asked for
+//	network           with --net allow: {connections: [{host, port, decision,
+//	                  code, reason, bytes_up, bytes_down, ...}], omitted: N}
 //	env               [{name, value, secret}]: no value for secret names
 //	forgebox_version, host, user, pid  who ran it
 //

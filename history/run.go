@@ -78,8 +78,9 @@ type Run struct {
 	Decision json.RawMessage `json:"decision,omitempty"`
 	// Enforced is what the sandbox enforced, as JSON.
 	Enforced json.RawMessage `json:"enforced,omitempty"`
-	// Network lists what the command asked the allowlist proxy for (host,
-	// port, decision, bytes), as a JSON array; empty without --net allow.
+	// Network is what the command asked the allowlist proxy for, as a JSON
+	// object: {"connections": [{host, port, decision, bytes, ...}],
+	// "omitted": N}; empty without --net allow.
 	Network json.RawMessage `json:"network,omitempty"`
 	Env     []EnvVar        `json:"env,omitempty"`
 

@@ -113,23 +113,27 @@ func TestNetAllowHistory(t *testing.T) {
 
 		show := e.run([]string{"history", "show", "--json", "--history-db", db, key})
 		var row struct {
-			Network []netConn `json:"network"`
+			Network struct {
+				Connections []netConn `json:"connections"`
+			} `json:"network"`
 		}
 		if err := json.Unmarshal([]byte(show.stdout), &row); show.code != 0 || err != nil {
 			t.Fatalf("history show --json: exit %d, %v\n%s%s", show.code, err, show.stdout, show.stderr)
 		}
-		sameConns(t, "history show --json", row.Network, run.Connections)
+		sameConns(t, "history show --json", row.Network.Connections, run.Connections)
 
 		export := e.run([]string{"history", "export", "--jsonl", "--history-db", db})
 		var found bool
 		for _, line := range strings.Split(strings.TrimSpace(export.stdout), "\n") {
 			var x struct {
-				Key     string    `json:"key"`
-				Network []netConn `json:"network"`
+				Key     string `json:"key"`
+				Network struct {
+					Connections []netConn `json:"connections"`
+				} `json:"network"`
 			}
-			if json.Unmarshal([]byte(line), &x) == nil && len(x.Network) > 0 {
+			if json.Unmarshal([]byte(line), &x) == nil && len(x.Network.Connections) > 0 {
 				found = true
-				sameConns(t, "history export", x.Network, run.Connections)
+				sameConns(t, "history export", x.Network.Connections, run.Connections)
 			}
 		}
 		if !found {

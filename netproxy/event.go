@@ -42,4 +42,9 @@ type Event struct {
 	BytesUp   int64  // client to server, payload only (tunnel bytes; for HTTP the request as sent upstream)
 	BytesDown int64  // server to client (tunnel bytes; for HTTP the response as received)
 	Duration  time.Duration
+	// Advice, for a refusal, is how to allow it (Options.Advice), as the
+	// client was told.
+	Advice string
+
+	err error // what ended it, for Advice
 }

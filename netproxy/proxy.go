@@ -198,7 +198,7 @@ func (p *Proxy) start(c net.Conn) {
 			defer p.wg.Done()
 			c.Close()
 			d := &Denial{Code: CodeTooManyConns, Detail: fmt.Sprintf("limit %d", p.opts.MaxConns)}
-			p.log(Event{Time: time.Now(), Decision: Denied, Code: d.Code, Reason: d.Error()})
+			p.log(Event{Time: time.Now(), Decision: Denied, Code: d.Code, Reason: d.Error(), err: d})
 		}()
 		return
 	}
@@ -246,9 +246,14 @@ func (p *Proxy) Close() error {
 }
 
 func (p *Proxy) log(ev Event) {
-	if p.opts.Log != nil {
-		p.opts.Log(ev)
+	if p.opts.Log == nil {
+		return
 	}
+	var d *Denial
+	if errors.As(ev.err, &d) {
+		ev.Advice = p.opts.Advice(d)
+	}
+	p.opts.Log(ev)
 }
 
 func (p *Proxy) allowPrivate(a netip.Addr) bool {
@@ -312,6 +317,7 @@ func (ev *Event) finish(err error, start time.Time) {
 	if err == nil {
 		return
 	}
+	ev.err = err
 	ev.Code = codeOf(err)
 	ev.Reason = err.Error()
 	if ev.Code.refusal() || ev.Host == "" {

@@ -38,8 +38,10 @@ type Result struct {
 	// Never printed.
 	Withheld []string `json:"-"`
 	// Connections are what the command asked the allowlist proxy for
-	// (NetAllow), in the order they ended: the first MaxConnections, with
-	// ConnectionsOmitted counting the rest.
+	// (NetAllow), in the order they ended, at most MaxConnections of them;
+	// ConnectionsOmitted counts the rest. Refusals take at most half the
+	// places, so that a flood of them cannot hide the connections that
+	// went through.
 	Connections        []Connection
 	ConnectionsOmitted int
 	// Warnings are things the user should know that did not stop the run.
@@ -62,8 +64,10 @@ type Connection struct {
 	Decision string `json:"decision"` // allowed or denied
 	// Code is the proxy's stable code for a refusal or failure
 	// (not-allowed, refused-address, sni-mismatch, connect-failed, ...).
-	Code       string  `json:"code,omitempty"`
-	Reason     string  `json:"reason,omitempty"`
+	Code   string `json:"code,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Advice is how to allow a refused connection, as the client was told.
+	Advice     string  `json:"advice,omitempty"`
 	BytesUp    int64   `json:"bytes_up"`
 	BytesDown  int64   `json:"bytes_down"`
 	DurationMS float64 `json:"duration_ms"`

@@ -533,8 +533,8 @@ func completeRow(row *history.Run, res *sandbox.Result, end time.Time, kept bool
 	row.ExitCode = &code
 	row.Signal, row.TimedOut, row.OOMKilled = res.Signal, res.TimedOut, res.OOMKilled
 	row.OutputKept = kept
-	if len(res.Connections) > 0 {
-		if b, err := json.Marshal(res.Connections); err == nil {
+	if len(res.Connections) > 0 || res.ConnectionsOmitted > 0 {
+		if b, err := json.Marshal(networkRecord{res.Connections, res.ConnectionsOmitted}); err == nil {
 			row.Network = b
 		}
 	}
@@ -545,6 +545,12 @@ func completeRow(row *history.Run, res *sandbox.Result, end time.Time, kept bool
 		row.Stderr, row.StderrBytes, cut = keptText(res.Stderr)
 		row.OutputTruncated = row.OutputTruncated || cut
 	}
+}
+
+// networkRecord is what the history keeps of a run's connections.
+type networkRecord struct {
+	Connections []sandbox.Connection `json:"connections"`
+	Omitted     int                  `json:"omitted,omitempty"`
 }
 
 // keptText renders what the history keeps of a stream: at most keptOutput

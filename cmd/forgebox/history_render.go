@@ -226,10 +226,10 @@ func writeRun(w io.Writer, r *history.Run, loc *time.Location) {
 			field("enforced", describeEnforced(en))
 		}
 	}
-	var conns []sandbox.Connection
-	if len(r.Network) > 0 && json.Unmarshal(r.Network, &conns) == nil && len(conns) > 0 {
+	var nr networkRecord
+	if len(r.Network) > 0 && json.Unmarshal(r.Network, &nr) == nil && len(nr.Connections)+nr.Omitted > 0 {
 		fmt.Fprintln(w, "network:")
-		for _, c := range conns {
+		for _, c := range nr.Connections {
 			line := fmt.Sprintf("  %s %s %s", c.Decision, printable(net.JoinHostPort(c.Host, strconv.Itoa(int(c.Port)))), c.Protocol)
 			if c.Decision == "allowed" {
 				line += fmt.Sprintf(" (%d bytes up, %d down)", c.BytesUp, c.BytesDown)
@@ -238,6 +238,9 @@ func writeRun(w io.Writer, r *history.Run, loc *time.Location) {
 				line += ": " + printable(c.Reason)
 			}
 			fmt.Fprintln(w, line)
+		}
+		if nr.Omitted > 0 {
+			fmt.Fprintf(w, "  and %d more not kept\n", nr.Omitted)
 		}
 	}
 	if !r.OutputKept {
