@@ -224,6 +224,7 @@ func (s *server) refusal(res RunResult) *Blocked {
 // kill, a timeout.
 func (s *server) diagnose(res RunResult) *Blocked {
 	stderr := res.Stderr
+	refused := refusedConnection(res)
 	switch {
 	case res.IdleTimedOut:
 		return &Blocked{Layer: "timeout", Message: "the command printed nothing for too long and was killed",
@@ -236,17 +237,18 @@ func (s *server) diagnose(res RunResult) *Blocked {
 			Hint: "use less memory (smaller inputs, fewer parallel jobs); the limit is set when the server starts"}
 	case res.ExitCode == 0:
 		return nil
-	case refusedConnection(res) != nil:
-		c := refusedConnection(res)
-		return &Blocked{Layer: "network", Message: "forgebox's network allowlist refused a connection: " + c.Reason,
-			Hint: fmt.Sprintf("only the hosts this server allows are reachable; do without %s, or ask the person to allow it (forgebox serve --net allow=%s, or network.allow in forgebox's configuration)", c.Host, c.Host)}
+	case refused != nil:
+		return &Blocked{Layer: "network", Message: "forgebox's network allowlist refused a connection: " + refused.Reason, Hint: networkHint(refused)}
 	case strings.Contains(stderr, "Read-only file system"):
 		return &Blocked{Layer: "landlock", Message: "the command tried to write outside the workspace",
 			Hint: fmt.Sprintf("writes outside the workspace are blocked; the workspace is %s (use it, or /tmp, which is private to the command)", s.c.Workspace)}
 	case containsAny(stderr, "Could not resolve host", "Temporary failure in name resolution", "Name or service not known",
 		"Network is unreachable", "No address associated with hostname", "getaddrinfo", "Failed to establish a new connection"):
-		return &Blocked{Layer: "network", Message: "the command could not reach the network",
-			Hint: "the network is off for commands in this server; work offline (vendored or cached dependencies), or ask the person"}
+		hint := "the network is off for commands in this server; work offline (vendored or cached dependencies), or ask the person"
+		if res.Enforced != nil && res.Enforced.Network == sandbox.NetAllow {
+			hint = "only the hosts this server allows are reachable, and only through its proxy (HTTPS_PROXY, HTTP_PROXY and ALL_PROXY are set): a program that resolves names or connects by itself reaches nothing; use one that honours the proxy variables"
+		}
+		return &Blocked{Layer: "network", Message: "the command could not reach the network", Hint: hint}
 	case res.Usage != nil && res.Usage.ForksRefused != nil && *res.Usage.ForksRefused > 0:
 		return &Blocked{Layer: "limit", Message: "the command hit forgebox's limit on processes",
 			Hint: "start fewer processes or threads at once"}
@@ -258,6 +260,23 @@ func (s *server) diagnose(res RunResult) *Blocked {
 			Hint: fmt.Sprintf("secrets and host sockets are hidden, and protected workspace files (.git/hooks, .envrc, editor settings) are read-only; the workspace is %s", s.c.Workspace)}
 	}
 	return nil
+}
+
+// networkHint says what the model can do about a refused connection, by
+// the proxy's code: only a person can widen the allowlist, and only a host
+// that is not allowed yet is worth asking for.
+func networkHint(c *sandbox.Connection) string {
+	switch c.Code {
+	case "not-allowed", "ip-literal":
+		return fmt.Sprintf("only the hosts this server allows are reachable; do without %s, or ask the person to allow it (%s)", c.Host, c.Advice)
+	case "deny-rule":
+		return fmt.Sprintf("%s is denied by the person's configuration; do without it", c.Host)
+	case "refused-address":
+		return fmt.Sprintf("%s resolves to a loopback, private or link-local address, which forgebox refuses (DNS rebinding defense); do without it, or ask the person", c.Host)
+	case "sni-mismatch", "encrypted-client-hello":
+		return fmt.Sprintf("the TLS connection to %s named another server, or hid its name; connect to the host you asked the proxy for, without ECH", c.Host)
+	}
+	return "the proxy refused the request: " + c.Reason
 }
 
 // refusedConnection is the first connection the allowlist refused, or nil.

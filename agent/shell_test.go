@@ -15,7 +15,8 @@ func TestDiagnoseRefusedConnection(t *testing.T) {
 	res := RunResult{ExitCode: 56, Stderr: "curl: (56) CONNECT tunnel failed, response 403\nPermission denied",
 		Connections: []sandbox.Connection{
 			{Host: "ok.test", Port: 443, Decision: "allowed"},
-			{Host: "evil.test", Port: 443, Decision: "denied", Code: "not-allowed", Reason: "evil.test is not in the network allowlist"},
+			{Host: "evil.test", Port: 443, Decision: "denied", Code: "not-allowed", Reason: "evil.test is not in the network allowlist",
+				Advice: "to allow it, run with --net allow=evil.test"},
 		}}
 	b := s.diagnose(res)
 	if b == nil || b.Layer != "network" || !strings.Contains(b.Message, "evil.test") || !strings.Contains(b.Hint, "--net allow=evil.test") {
@@ -24,6 +25,11 @@ func TestDiagnoseRefusedConnection(t *testing.T) {
 	res.ExitCode = 0
 	if b := s.diagnose(res); b != nil {
 		t.Errorf("a successful command was blamed: %+v", b)
+	}
+	// A host the person denied is not worth asking for.
+	res.ExitCode, res.Connections[1].Code = 56, "deny-rule"
+	if b := s.diagnose(res); b == nil || strings.Contains(b.Hint, "ask the person") || !strings.Contains(b.Hint, "denied") {
+		t.Errorf("diagnose(deny rule) = %+v", b)
 	}
 	res.ExitCode, res.Connections = 56, res.Connections[:1]
 	if b := s.diagnose(res); b != nil && b.Layer == "network" {

@@ -161,7 +161,7 @@ func TestNetAllowPatterns(t *testing.T) {
 		}
 		wantBody(t, "ip", got["ip"], "hello 127.0.0.1")
 		ip.wantRequests(t, 1)
-		wantRefusal(t, "ip-other-port", got["ip-other-port"], "ip-literal")
+		wantRefusal(t, "ip-other-port", got["ip-other-port"], "not-allowed", "is allowed on port")
 		ipOther.wantAccepted(t, 0)
 		other := srv["api.test-other-port"].port
 		for n, want := range map[string][]string{

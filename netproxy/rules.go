@@ -179,7 +179,8 @@ func (r *Rules) check(h host, port uint16) *Denial {
 		}
 	}
 	d := &Denial{Code: CodeNotAllowed, Host: h.String(), Port: port, Ports: ports}
-	if h.ip.IsValid() {
+	if h.ip.IsValid() && len(ports) == 0 {
+		// An address listed on other ports is just not allowed on this one.
 		d.Code = CodeIPLiteral
 	}
 	if len(r.allow) == 0 {

@@ -45,7 +45,7 @@ func TestRulesMatch(t *testing.T) {
 		{"::ffff:192.0.2.7", 443, ""}, // v4-mapped is the same address
 		{"192.0.2.8", 443, CodeIPLiteral},
 		{"2001:db8::7", 443, ""},
-		{"2001:db8::7", 80, CodeIPLiteral},
+		{"2001:db8::7", 80, CodeNotAllowed},   // listed, on another port
 		{"a.blocked.test", 443, CodeDenyRule}, // deny wins over an identical allow
 		{"open.test", 25, CodeDenyRule},
 		{"open.test", 587, ""},

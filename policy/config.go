@@ -9,8 +9,6 @@ import (
 	"net/netip"
 	"path/filepath"
 	"strings"
-
-	"github.com/forgebox/forgebox/netproxy"
 )
 
 // MaxConfigBytes bounds a configuration file.
@@ -142,12 +140,10 @@ func ParseConfig(name string, data []byte) (*Policy, error) {
 	return p, nil
 }
 
-// check validates the network section: every pattern, range and the
-// hosts file's path (the file itself is read when a run uses it).
+// check validates the network section's ranges and the hosts file's path
+// (the file itself is read when a run uses it). The host patterns are the
+// proxy's to check: policy imports no other forgebox package.
 func (n *Network) check() error {
-	if _, err := netproxy.Parse(n.Allow, n.Deny); err != nil {
-		return err
-	}
 	if _, err := n.Prefixes(); err != nil {
 		return err
 	}

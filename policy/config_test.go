@@ -159,8 +159,6 @@ func TestNetworkSettings(t *testing.T) {
 		t.Errorf("Tighten changed the user's policy: %+v", user.Network)
 	}
 	for _, bad := range []string{
-		`{"forgebox": {"network": {"allow": ["exa mple.com"]}}}`,
-		`{"forgebox": {"network": {"deny": ["*"]}}}`,
 		`{"forgebox": {"network": {"allowPrivate": ["10.0.0.0/40"]}}}`,
 		`{"forgebox": {"network": {"allowPrivate": ["localhost"]}}}`,
 		`{"forgebox": {"network": {"hosts": "relative/hosts"}}}`,

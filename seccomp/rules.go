@@ -6,8 +6,8 @@ import "strconv"
 // sandbox that keeps the host's network.
 type Options struct {
 	// RestrictNetwork is set whenever the sandbox's network is restricted
-	// (--net none, and later a proxy-only network): sockets whose traffic
-	// Landlock's TCP rules cannot see are refused too.
+	// (--net none, loopback or allow): sockets whose traffic Landlock's TCP
+	// rules cannot see are refused too.
 	RestrictNetwork bool
 }
 

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"slices"
@@ -13,8 +15,10 @@ import (
 
 // allowlist builds the network of --net allow: the hosts the flags name
 // plus the configuration's, its deny patterns, private ranges and hosts
-// file. A bad pattern or an unreadable hosts file refuses the run.
-func allowlist(flagAllow []string, n policy.Network) (*sandbox.Allowlist, error) {
+// file. A bad pattern or an unreadable hosts file refuses the run, and so
+// does a hosts file in one of the run's writable roots: the command could
+// rewrite it and point an allowed name anywhere for the next run.
+func allowlist(flagAllow []string, n policy.Network, writable []string) (*sandbox.Allowlist, error) {
 	allow := slices.Concat(flagAllow, n.Allow)
 	rules, err := netproxy.Parse(allow, n.Deny)
 	if err != nil {
@@ -26,6 +30,11 @@ func allowlist(flagAllow []string, n policy.Network) (*sandbox.Allowlist, error)
 	}
 	opts := netproxy.Options{AllowPrivate: private, Advice: netAdvice}
 	if n.Hosts != "" {
+		for _, w := range writable {
+			if inside(resolvePath(n.Hosts), resolvePath(w)) {
+				return nil, sandbox.Invalidf("network.hosts %s lies in %s, which the command can write: move it out", n.Hosts, w)
+			}
+		}
 		data, err := readSmallFile(n.Hosts)
 		if err != nil {
 			return nil, sandbox.Invalidf("network.hosts: %v", err)
@@ -71,7 +80,7 @@ func configuredAllowlist(f runFlags) (*sandbox.Allowlist, []string, error) {
 	if err != nil {
 		return nil, nil, &policyError{err}
 	}
-	al, err := allowlist(f.network.allow, js.engine.Policy().Network)
+	al, err := allowlist(f.network.allow, js.engine.Policy().Network, append([]string{js.ctx.Workspace}, f.rw...))
 	return al, js.warnings, err
 }
 
@@ -96,8 +105,8 @@ func refusedConnections(conns []sandbox.Connection, max int) []string {
 			continue
 		}
 		line := "network: refused " + c.Reason
-		if advice := netAdvice(&netproxy.Denial{Code: netproxy.Code(c.Code), Host: c.Host, Port: c.Port}); advice != "" {
-			line += "; " + advice
+		if c.Advice != "" {
+			line += "; " + c.Advice
 		}
 		lines = append(lines, line)
 	}
@@ -116,4 +125,39 @@ func allowlistReaches(a *sandbox.Allowlist, addr string) bool {
 		return false
 	}
 	return a.Rules.Check(host, uint16(n)) == nil
+}
+
+// parseConfig reads a configuration file, and checks its network section's
+// host patterns as the proxy will read them, so that a bad one is an error
+// naming the file and line when it loads, like the rest of the file.
+func parseConfig(name string, data []byte) (*policy.Policy, error) {
+	pol, err := policy.ParseConfig(name, data)
+	if err != nil {
+		return nil, err
+	}
+	n := pol.Network
+	for _, l := range []struct {
+		name string
+		list []string
+	}{{"allow", n.Allow}, {"deny", n.Deny}} {
+		for _, p := range l.list {
+			var allow, deny []string
+			if l.name == "allow" {
+				allow = []string{p}
+			} else {
+				deny = []string{p}
+			}
+			if _, err := netproxy.Parse(allow, deny); err != nil {
+				e := &policy.ConfigError{File: name, Msg: "network: " + err.Error()}
+				if q, qerr := json.Marshal(p); qerr == nil {
+					if i := bytes.Index(data, q); i >= 0 {
+						e.Line = 1 + bytes.Count(data[:i], []byte("\n"))
+						e.Column = i - bytes.LastIndexByte(data[:i], '\n')
+					}
+				}
+				return nil, e
+			}
+		}
+	}
+	return pol, nil
 }

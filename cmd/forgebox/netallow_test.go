@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"net/netip"
 	"os"
 	"path/filepath"
@@ -56,7 +57,7 @@ func TestAllowlist(t *testing.T) {
 	hosts := filepath.Join(dir, "hosts")
 	os.WriteFile(hosts, []byte("# test names\n127.0.0.1 api.test Other.Test\n::1 api.test\n"), 0o644)
 	a, err := allowlist([]string{"api.test"}, policy.Network{Allow: []string{"*.cfg.test"}, Deny: []string{"bad.cfg.test"},
-		AllowPrivate: []string{"127.0.0.0/8", "::1"}, Hosts: hosts})
+		AllowPrivate: []string{"127.0.0.0/8", "::1"}, Hosts: hosts}, []string{filepath.Join(dir, "ws")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,6 +76,11 @@ func TestAllowlist(t *testing.T) {
 		t.Errorf("allowPrivate = %v", a.Options.AllowPrivate)
 	}
 
+	// A hosts file the command could rewrite steers nothing.
+	if _, err := allowlist(nil, policy.Network{Hosts: hosts}, []string{"/nonexistent", dir}); err == nil || !strings.Contains(err.Error(), "which the command can write") {
+		t.Errorf("a hosts file in a writable root: %v", err)
+	}
+
 	// Bad input refuses the run, naming what is wrong.
 	os.WriteFile(filepath.Join(dir, "bad-hosts"), []byte("127.0.0.1 ok.test\nnot-an-address x.test\n"), 0o644)
 	for _, c := range []struct {
@@ -88,7 +94,7 @@ func TestAllowlist(t *testing.T) {
 		{nil, policy.Network{Hosts: filepath.Join(dir, "missing")}, "network.hosts"},
 		{nil, policy.Network{Hosts: filepath.Join(dir, "bad-hosts")}, "line 2"},
 	} {
-		if _, err := allowlist(c.flag, c.n); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := allowlist(c.flag, c.n, nil); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("allowlist(%q, %+v) = %v, want an error with %q", c.flag, c.n, err, c.want)
 		}
 	}
@@ -103,8 +109,8 @@ func TestNetAdviceAndRefusedConnections(t *testing.T) {
 	}
 	conns := []sandbox.Connection{
 		{Host: "a.test", Port: 443, Decision: "allowed"},
-		{Host: "b.test", Port: 443, Decision: "denied", Code: "not-allowed", Reason: "b.test is not in the network allowlist"},
-		{Host: "b.test", Port: 443, Decision: "denied", Code: "not-allowed", Reason: "b.test is not in the network allowlist"},
+		{Host: "b.test", Port: 443, Decision: "denied", Code: "not-allowed", Reason: "b.test is not in the network allowlist", Advice: "to allow it, run with --net allow=b.test"},
+		{Host: "b.test", Port: 443, Decision: "denied", Code: "not-allowed", Reason: "b.test is not in the network allowlist", Advice: "to allow it, run with --net allow=b.test"},
 		{Host: "c.test", Port: 80, Decision: "denied", Code: "not-allowed", Reason: "c.test is not in the network allowlist"},
 		{Host: "d.test", Port: 80, Decision: "denied", Code: "not-allowed", Reason: "d.test is not in the network allowlist"},
 	}
@@ -112,5 +118,23 @@ func TestNetAdviceAndRefusedConnections(t *testing.T) {
 	if len(lines) != 3 || !strings.Contains(lines[0], "b.test") || !strings.Contains(lines[0], "--net allow=b.test") ||
 		!strings.Contains(lines[1], "c.test") || !strings.Contains(lines[2], "1 more") {
 		t.Errorf("refusedConnections = %q", lines)
+	}
+}
+
+// A bad host pattern in a configuration file is an error naming the file,
+// line and column, when the file loads.
+func TestParseConfigNetworkPatterns(t *testing.T) {
+	for _, c := range []struct{ data, want string }{
+		{"{\"forgebox\": {\"network\": {\n  \"allow\": [\"ok.test\", \"exa mple.com\"]}}}", `c.json:2:24: network: allow pattern "exa mple.com"`},
+		{`{"forgebox": {"network": {"deny": ["*"]}}}`, `c.json:1:36: network: deny pattern "*"`},
+	} {
+		_, err := parseConfig("c.json", []byte(c.data))
+		var ce *policy.ConfigError
+		if !errors.As(err, &ce) || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("parseConfig(%s) = %v; want %s...", c.data, err, c.want)
+		}
+	}
+	if _, err := parseConfig("c.json", []byte(`{"forgebox": {"network": {"allow": ["*.ok.test:443"], "deny": ["x.ok.test"]}}}`)); err != nil {
+		t.Errorf("good patterns: %v", err)
 	}
 }

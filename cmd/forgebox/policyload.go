@@ -123,7 +123,7 @@ func loadJudge(h host, o policyOpts) (*judgeSetup, error) {
 	case err != nil:
 		return nil, fmt.Errorf("read the workspace configuration: %w", err)
 	default:
-		ws, err := policy.ParseConfig(wsPath, data)
+		ws, err := parseConfig(wsPath, data)
 		if err != nil {
 			return nil, err
 		}
@@ -158,7 +158,7 @@ func (s *judgeSetup) loadUser(h host, file string) (*policy.Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the configuration: %w", err)
 	}
-	pol, err := policy.ParseConfig(real, data)
+	pol, err := parseConfig(real, data)
 	if err != nil {
 		return nil, err
 	}

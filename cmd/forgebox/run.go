@@ -412,7 +412,7 @@ func (e env) decide(f runFlags, argv []string, spec *sandbox.Spec, rec *recorder
 		return nil, e.fail(f, &policyError{err})
 	}
 	if spec.Network == sandbox.NetAllow {
-		if spec.Allowlist, err = allowlist(f.network.allow, js.engine.Policy().Network); err != nil {
+		if spec.Allowlist, err = allowlist(f.network.allow, js.engine.Policy().Network, append([]string{js.ctx.Workspace}, spec.ReadWrite...)); err != nil {
 			rec.skip()
 			return nil, e.fail(f, err)
 		}
