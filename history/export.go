@@ -63,7 +63,7 @@ func (s *Store) Export(ctx context.Context, w io.Writer, f Filter) error {
 	if err != nil {
 		return fmt.Errorf("export history: %w", err)
 	}
-	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+`, stdout, stderr FROM history WHERE `+where+
+	rows, err := s.db.QueryContext(ctx, `SELECT `+runColumns+`, stdout, stderr, network FROM history WHERE `+where+
 		` ORDER BY started_at, id`, args...)
 	if err != nil {
 		return fmt.Errorf("export history: %w", err)

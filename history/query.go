@@ -149,7 +149,7 @@ func (s *Store) List(ctx context.Context, f Filter) ([]Run, error) {
 // Get returns everything about run id, output included, or ErrNotFound.
 func (s *Store) Get(ctx context.Context, id int64) (*Run, error) {
 	r, err := scanRun(s.db.QueryRowContext(ctx,
-		`SELECT `+runColumns+`, stdout, stderr FROM history WHERE id = ?`, id), true)
+		`SELECT `+runColumns+`, stdout, stderr, network FROM history WHERE id = ?`, id), true)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("get run %d: %w", id, ErrNotFound)
 	}
@@ -163,7 +163,7 @@ func (s *Store) Get(ctx context.Context, id int64) (*Run, error) {
 // Spool), or ErrNotFound.
 func (s *Store) GetByKey(ctx context.Context, key string) (*Run, error) {
 	r, err := scanRun(s.db.QueryRowContext(ctx,
-		`SELECT `+runColumns+`, stdout, stderr FROM history WHERE spool_key = ?`, key), true)
+		`SELECT `+runColumns+`, stdout, stderr, network FROM history WHERE spool_key = ?`, key), true)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("get run %s: %w", key, ErrNotFound)
 	}
@@ -173,16 +173,18 @@ func (s *Store) GetByKey(ctx context.Context, key string) (*Run, error) {
 	return r, nil
 }
 
-// runColumns are read by scanRun, output aside.
+// runColumns are read by scanRun, output and network aside: a listing
+// need not read them.
 const runColumns = `id, session_id, pty_session_id, command, argv, cwd, workspace, args,
 	status, started_at, ended_at, duration_ms, exit_code, signal, timed_out, oom_killed, error_code,
 	stdout_bytes, stderr_bytes, output_truncated, output_kept,
 	permission_status, permission_scope, risk_score, level, category, matched_rule, decision, enforced, env,
-	forgebox_version, host, user, pid, pid_start, boot_id, spool_key, network`
+	forgebox_version, host, user, pid, pid_start, boot_id, spool_key`
 
 type rowScanner interface{ Scan(dest ...any) error }
 
-// scanRun reads runColumns, then stdout and stderr when output is true.
+// scanRun reads runColumns, then stdout, stderr and network when output is
+// true.
 func scanRun(sc rowScanner, output bool) (*Run, error) {
 	var (
 		r                                                  Run
@@ -198,9 +200,9 @@ func scanRun(sc rowScanner, output bool) (*Run, error) {
 		&r.Status, &started, &ended, &duration, &exit, &signal, &r.TimedOut, &r.OOMKilled, &errorCode,
 		&r.StdoutBytes, &r.StderrBytes, &r.OutputTruncated, &r.OutputKept,
 		&perm, &scope, &r.Risk, &level, &category, &rule, &decision, &enforced, &env,
-		&version, &host, &user, &pid, &pidStart, &bootID, &key, &network}
+		&version, &host, &user, &pid, &pidStart, &bootID, &key}
 	if output {
-		dest = append(dest, &stdout, &stderr)
+		dest = append(dest, &stdout, &stderr, &network)
 	}
 	if err := sc.Scan(dest...); err != nil {
 		return nil, err
