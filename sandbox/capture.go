@@ -1,9 +1,11 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -176,6 +178,100 @@ type keeping struct {
 func (k keeping) Write(p []byte) (int, error) {
 	k.keep.Write(p)
 	return k.w.Write(p)
+}
+
+// outputs is the output side the three backends share: the copiers that
+// carry the command's output into its sinks (streamSink), the limited
+// streams' tails flushed after the run, the captured streams, and the idle
+// clock. A backend embeds it, starts it with start, and decides itself
+// what the command's end of each stream is.
+type outputs struct {
+	s Streams
+	// watch makes all output pass through forgebox, which notes when it
+	// last saw some (lastOutput, Unix nanoseconds): for Spec.IdleTimeout.
+	watch      bool
+	lastOutput atomic.Int64
+	copiers    sync.WaitGroup
+	finish     []func() error // limited streams flush their tails
+
+	// readers are what the copiers read; each copier closes its own when
+	// done, and macOS closes them early rather than wait forever.
+	readers   []*os.File
+	out, errs *headTail // captured or kept output
+}
+
+func (o *outputs) start(s Streams, watch bool) {
+	if s.MaxOutput <= 0 && s.Capture {
+		s.MaxOutput = DefaultMaxOutput
+	}
+	o.s, o.watch = s, watch
+	o.lastOutput.Store(time.Now().UnixNano())
+}
+
+// oneStream prepares the capture of a pseudo-terminal's output, which
+// all arrives on one stream, Stdout's.
+func (o *outputs) oneStream() {
+	switch {
+	case o.s.Capture:
+		o.out, o.errs = newHeadTail(o.s.MaxOutput), newHeadTail(o.s.MaxOutput)
+	case o.s.Keep > 0:
+		o.out = newHeadTail(o.s.Keep)
+	}
+}
+
+// handsOver reports whether an output stream the backend could give the
+// command as it is (handable) may be: when nothing needs to see its bytes.
+func (o *outputs) handsOver(handable bool) bool {
+	return handable && !o.s.Capture && o.s.MaxOutput <= 0 && o.s.Keep <= 0 && !o.watch
+}
+
+// pipe returns the write end of a new pipe drained into dst's sink.
+func (o *outputs) pipe(dst *os.File, capture **headTail) (*os.File, error) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	o.copyOut(dst, capture, r)
+	return w, nil
+}
+
+// copyOut copies r into dst's sink until reading r fails, then closes r.
+func (o *outputs) copyOut(dst *os.File, capture **headTail, r *os.File) {
+	w, finish := streamSink(o.s, dst, capture)
+	if finish != nil {
+		o.finish = append(o.finish, finish)
+	}
+	var last *atomic.Int64
+	if o.watch {
+		last = &o.lastOutput
+	}
+	o.readers = append(o.readers, r)
+	o.copiers.Add(1)
+	go func() {
+		defer o.copiers.Done()
+		relay(w, r, last)
+		r.Close()
+	}()
+}
+
+// flush writes the limited streams' tails, once the copiers are done.
+func (o *outputs) flush() error {
+	var errs []error
+	for _, f := range o.finish {
+		errs = append(errs, f())
+	}
+	o.finish = nil
+	return errors.Join(errs...)
+}
+
+func (o *outputs) captured() (out, errs Captured) {
+	if o.out != nil {
+		out = o.out.result()
+	}
+	if o.errs != nil {
+		errs = o.errs.result()
+	}
+	return out, errs
 }
 
 // streamSink is where one output stream goes once forgebox sees its bytes:

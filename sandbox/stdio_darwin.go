@@ -1,12 +1,9 @@
 package sandbox
 
 import (
-	"errors"
 	"io"
 	"os"
 	"os/signal"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -21,18 +18,12 @@ import (
 // it, a file because Seatbelt may check reads and writes on descriptors
 // against the profile, which does not list the caller's files.
 type darwinStreams struct {
-	s     Streams
+	outputs
 	child [3]*os.File // the command's 0, 1 and 2
 	ours  []*os.File  // our copies of the child's ends, closed once it runs
 	null  *os.File
 
 	master, slave *os.File // with a pseudo-terminal
-	readers       []*os.File
-	copiers       sync.WaitGroup
-	finish        []func() error
-	out, errs     *headTail
-	watch         bool
-	lastOutput    atomic.Int64
 
 	restore func()
 	winch   chan os.Signal
@@ -40,9 +31,6 @@ type darwinStreams struct {
 }
 
 func newDarwinStreams(s Streams, watch bool) (*darwinStreams, error) {
-	if s.MaxOutput <= 0 && s.Capture {
-		s.MaxOutput = DefaultMaxOutput
-	}
 	for _, f := range []struct {
 		name string
 		file *os.File
@@ -54,8 +42,8 @@ func newDarwinStreams(s Streams, watch bool) (*darwinStreams, error) {
 			return nil, invalidf("%s is a directory; give the command a file, a pipe or a terminal", f.name)
 		}
 	}
-	d := &darwinStreams{s: s, watch: watch, stop: make(chan struct{})}
-	d.lastOutput.Store(time.Now().UnixNano())
+	d := &darwinStreams{stop: make(chan struct{})}
+	d.start(s, watch)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
@@ -100,12 +88,7 @@ func (d *darwinStreams) openPTY() error {
 		pty.Setsize(master, &pty.Winsize{Rows: 24, Cols: 80})
 	}
 	d.child = [3]*os.File{slave, slave, slave}
-	switch {
-	case d.s.Capture:
-		d.out, d.errs = newHeadTail(d.s.MaxOutput), newHeadTail(d.s.MaxOutput)
-	case d.s.Keep > 0:
-		d.out = newHeadTail(d.s.Keep)
-	}
+	d.oneStream()
 	return nil
 }
 
@@ -146,41 +129,17 @@ func (d *darwinStreams) output(fd int, dst *os.File, capture **headTail) error {
 		d.child[fd] = d.null
 		return nil
 	}
-	if !s.Capture && handOver(dst) && s.MaxOutput <= 0 && s.Keep <= 0 && !d.watch {
+	if d.handsOver(handOver(dst)) {
 		d.child[fd] = dst
 		return nil
 	}
-	r, w, err := os.Pipe()
+	w, err := d.pipe(dst, capture)
 	if err != nil {
 		return err
 	}
 	d.child[fd] = w
 	d.ours = append(d.ours, w)
-	d.copy(d.sink(dst, capture), r)
 	return nil
-}
-
-// sink is streamSink, its limited stream's tail flushed at the end.
-func (d *darwinStreams) sink(dst *os.File, capture **headTail) io.Writer {
-	w, finish := streamSink(d.s, dst, capture)
-	if finish != nil {
-		d.finish = append(d.finish, finish)
-	}
-	return w
-}
-
-// copy drains r into w until EOF (or until r is closed by drain).
-func (d *darwinStreams) copy(w io.Writer, r *os.File) {
-	d.readers = append(d.readers, r)
-	d.copiers.Add(1)
-	var last *atomic.Int64
-	if d.watch {
-		last = &d.lastOutput
-	}
-	go func() {
-		defer d.copiers.Done()
-		relay(w, r, last)
-	}()
 }
 
 // started runs once the command runs: our copies of its ends go, and with
@@ -193,7 +152,7 @@ func (d *darwinStreams) started() {
 	if d.master == nil {
 		return
 	}
-	d.copy(d.sink(d.s.Stdout, &d.out), d.master)
+	d.copyOut(d.s.Stdout, &d.out, d.master)
 	if in := d.s.Stdin; in != nil && !d.s.NoStdin {
 		if isTerminalFile(in) {
 			if st, err := term.MakeRaw(int(in.Fd())); err == nil {
@@ -255,22 +214,7 @@ func (d *darwinStreams) drain(limit time.Duration) (cut bool, err error) {
 		}
 		<-done
 	}
-	var errs []error
-	for _, f := range d.finish {
-		errs = append(errs, f())
-	}
-	d.finish = nil
-	return cut, errors.Join(errs...)
-}
-
-func (d *darwinStreams) captured() (out, errs Captured) {
-	if d.out != nil {
-		out = d.out.result()
-	}
-	if d.errs != nil {
-		errs = d.errs.result()
-	}
-	return out, errs
+	return cut, d.flush()
 }
 
 // close restores the caller's terminal and frees what is left. Safe to

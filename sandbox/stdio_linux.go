@@ -1,14 +1,10 @@
 package sandbox
 
 import (
-	"errors"
 	"io"
 	"os"
 	"os/signal"
-	"sync"
-	"sync/atomic"
 	"syscall"
-	"time"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
@@ -20,20 +16,12 @@ import (
 // speed); a terminal is never handed over, so the command cannot push input
 // into it with TIOCSTI or read it after forgebox exits.
 type plumbing struct {
-	s   Streams
+	outputs
 	pty bool
 
-	child   [3]*os.File // the command's 0, 1 and 2
-	null    *os.File    // /dev/null, for the child's own 0, 1 and 2
-	ours    []*os.File  // our copies of the child's ends, closed once it runs
-	copiers sync.WaitGroup
-	finish  []func() error // limited streams flush their tails
-
-	out, errs *headTail // captured output
-	// watch makes output pass through forgebox, which notes when it last
-	// saw some (lastOutput, Unix nanoseconds): for Spec.IdleTimeout.
-	watch      bool
-	lastOutput atomic.Int64
+	child [3]*os.File // the command's 0, 1 and 2
+	null  *os.File    // /dev/null, for the child's own 0, 1 and 2
+	ours  []*os.File  // our copies of the child's ends, closed once it runs
 
 	restore func()
 	winch   chan os.Signal
@@ -41,14 +29,11 @@ type plumbing struct {
 }
 
 func newPlumbing(s Streams, watch bool) (*plumbing, error) {
-	if s.MaxOutput <= 0 && s.Capture {
-		s.MaxOutput = DefaultMaxOutput
-	}
 	if err := checkStreams(s); err != nil {
 		return nil, err
 	}
-	p := &plumbing{s: s, pty: s.PTY, stop: make(chan struct{}), watch: watch}
-	p.lastOutput.Store(time.Now().UnixNano())
+	p := &plumbing{pty: s.PTY, stop: make(chan struct{})}
+	p.start(s, watch)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
 		return nil, err
@@ -59,12 +44,7 @@ func newPlumbing(s Streams, watch bool) (*plumbing, error) {
 		// The command gets the pseudo-terminal; stage 0 and PID 1 get
 		// nothing of the caller's.
 		p.child = [3]*os.File{null, null, null}
-		switch {
-		case s.Capture:
-			p.out, p.errs = newHeadTail(s.MaxOutput), newHeadTail(s.MaxOutput)
-		case s.Keep > 0:
-			p.out = newHeadTail(s.Keep)
-		}
+		p.oneStream()
 		return p, nil
 	}
 	if err := p.input(); err != nil {
@@ -117,41 +97,17 @@ func (p *plumbing) output(fd int, dst *os.File, capture **headTail) error {
 		p.child[fd] = p.null
 		return nil
 	}
-	if !s.Capture && !isTerminal(dst) && s.MaxOutput <= 0 && s.Keep <= 0 && !p.watch {
+	if p.handsOver(!isTerminal(dst)) {
 		p.child[fd] = dst
 		return nil
 	}
-	r, w, err := os.Pipe()
+	w, err := p.pipe(dst, capture)
 	if err != nil {
 		return err
 	}
 	p.child[fd] = w
 	p.ours = append(p.ours, w)
-	p.copy(p.sink(dst, capture), r)
 	return nil
-}
-
-// sink is streamSink, its limited stream's tail flushed at the end.
-func (p *plumbing) sink(dst *os.File, capture **headTail) io.Writer {
-	w, finish := streamSink(p.s, dst, capture)
-	if finish != nil {
-		p.finish = append(p.finish, finish)
-	}
-	return w
-}
-
-// copy drains r into w until EOF, then closes r.
-func (p *plumbing) copy(w io.Writer, r *os.File) {
-	p.copiers.Add(1)
-	var last *atomic.Int64
-	if p.watch {
-		last = &p.lastOutput
-	}
-	go func() {
-		defer p.copiers.Done()
-		relay(w, r, last)
-		r.Close()
-	}()
 }
 
 // winsize is the size of the caller's terminal, for the command's.
@@ -176,7 +132,7 @@ func (p *plumbing) started(master *os.File) {
 	if master == nil {
 		return
 	}
-	p.copy(p.sink(p.s.Stdout, &p.out), master)
+	p.copyOut(p.s.Stdout, &p.out, master)
 	in := p.s.Stdin
 	if in != nil && !p.s.NoStdin {
 		if isTerminal(in) {
@@ -223,12 +179,7 @@ func (p *plumbing) callerTerminal() *os.File {
 // wait waits for the output to drain and flushes kept tails.
 func (p *plumbing) wait() error {
 	p.copiers.Wait()
-	var errs []error
-	for _, f := range p.finish {
-		errs = append(errs, f())
-	}
-	p.finish = nil
-	return errors.Join(errs...)
+	return p.flush()
 }
 
 // close restores the caller's terminal and frees what is left. Safe to
@@ -247,16 +198,6 @@ func (p *plumbing) close() {
 		f.Close()
 	}
 	p.ours = nil
-}
-
-func (p *plumbing) captured() (out, errs Captured) {
-	if p.out != nil {
-		out = p.out.result()
-	}
-	if p.errs != nil {
-		errs = p.errs.result()
-	}
-	return out, errs
 }
 
 func isTerminal(f *os.File) bool { return f != nil && term.IsTerminal(int(f.Fd())) }

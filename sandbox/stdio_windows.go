@@ -4,8 +4,6 @@ import (
 	"errors"
 	"io"
 	"os"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	conpty "github.com/forgebox/forgebox/conpty_windows"
@@ -20,17 +18,11 @@ import (
 // the TIOCSTI of Windows): its bytes are relayed through pipes, and the
 // command gets a console of its own, hidden, or the pseudo console.
 type winPlumbing struct {
-	s   Streams
+	outputs
 	pty *conpty.PTY
 
-	child   [3]windows.Handle // the command's standard handles (no PTY)
-	ours    []*os.File        // our copies of the command's ends, closed once it runs
-	copiers sync.WaitGroup
-	finish  []func() error
-
-	out, errs  *headTail
-	watch      bool
-	lastOutput atomic.Int64
+	child [3]windows.Handle // the command's standard handles (no PTY)
+	ours  []*os.File        // our copies of the command's ends, closed once it runs
 
 	restore []func()
 	stop    chan struct{}
@@ -38,14 +30,11 @@ type winPlumbing struct {
 }
 
 func newWinPlumbing(s Streams, watch bool) (*winPlumbing, error) {
-	if s.MaxOutput <= 0 && s.Capture {
-		s.MaxOutput = DefaultMaxOutput
-	}
 	if err := checkWinStreams(s); err != nil {
 		return nil, err
 	}
-	p := &winPlumbing{s: s, watch: watch, stop: make(chan struct{})}
-	p.lastOutput.Store(time.Now().UnixNano())
+	p := &winPlumbing{stop: make(chan struct{})}
+	p.start(s, watch)
 	if s.PTY {
 		cols, rows := p.winsize()
 		pty, err := conpty.NewPTY(cols, rows)
@@ -53,12 +42,7 @@ func newWinPlumbing(s Streams, watch bool) (*winPlumbing, error) {
 			return nil, &UnavailableError{Layer: "pty", Reason: err.Error(), Err: err}
 		}
 		p.pty = pty
-		switch {
-		case s.Capture:
-			p.out, p.errs = newHeadTail(s.MaxOutput), newHeadTail(s.MaxOutput)
-		case s.Keep > 0:
-			p.out = newHeadTail(s.Keep)
-		}
+		p.oneStream()
 		return p, nil
 	}
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
@@ -115,41 +99,17 @@ func (p *winPlumbing) output(fd int, dst *os.File, capture **headTail, null *os.
 		p.child[fd] = windows.Handle(null.Fd())
 		return nil
 	}
-	if !s.Capture && !isTerminal(dst) && s.MaxOutput <= 0 && s.Keep <= 0 && !p.watch {
+	if p.handsOver(!isTerminal(dst)) {
 		p.child[fd] = windows.Handle(dst.Fd())
 		return nil
 	}
-	r, w, err := os.Pipe()
+	w, err := p.pipe(dst, capture)
 	if err != nil {
 		return err
 	}
 	p.child[fd] = windows.Handle(w.Fd())
 	p.ours = append(p.ours, w)
-	p.copy(p.sink(dst, capture), r)
 	return nil
-}
-
-// sink is streamSink, its limited stream's tail flushed at the end.
-func (p *winPlumbing) sink(dst *os.File, capture **headTail) io.Writer {
-	w, finish := streamSink(p.s, dst, capture)
-	if finish != nil {
-		p.finish = append(p.finish, finish)
-	}
-	return w
-}
-
-// copy drains r into w until end of file, then closes r.
-func (p *winPlumbing) copy(w io.Writer, r *os.File) {
-	p.copiers.Add(1)
-	var last *atomic.Int64
-	if p.watch {
-		last = &p.lastOutput
-	}
-	go func() {
-		defer p.copiers.Done()
-		relay(w, r, last)
-		r.Close()
-	}()
 }
 
 // started runs once the command is running: our copies of its ends go;
@@ -162,7 +122,7 @@ func (p *winPlumbing) started() {
 	if p.pty == nil {
 		return
 	}
-	p.copy(p.sink(p.s.Stdout, &p.out), p.pty.Output())
+	p.copyOut(p.s.Stdout, &p.out, p.pty.Output())
 	if in := p.s.Stdin; in != nil && !p.s.NoStdin {
 		if isTerminal(in) {
 			if st, err := term.MakeRaw(int(in.Fd())); err == nil {
@@ -258,10 +218,7 @@ func (p *winPlumbing) wait(limit time.Duration) error {
 	case <-time.After(limit):
 		errs = append(errs, errors.New("the output did not end: a process outside the job holds it open"))
 	}
-	for _, f := range p.finish {
-		errs = append(errs, f())
-	}
-	p.finish = nil
+	errs = append(errs, p.flush())
 	return errors.Join(errs...)
 }
 
@@ -283,16 +240,6 @@ func (p *winPlumbing) close() {
 	if p.pty != nil {
 		p.pty.Close()
 	}
-}
-
-func (p *winPlumbing) captured() (out, errs Captured) {
-	if p.out != nil {
-		out = p.out.result()
-	}
-	if p.errs != nil {
-		errs = p.errs.result()
-	}
-	return out, errs
 }
 
 func isTerminal(f *os.File) bool { return f != nil && term.IsTerminal(int(f.Fd())) }
