@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"golang.org/x/term"
 )
 
 // headTail keeps the first and last bytes written to it, within a fixed
@@ -273,6 +275,18 @@ func (o *outputs) captured() (out, errs Captured) {
 	}
 	return out, errs
 }
+
+// callerTerminal is the caller's terminal, if stdin or stdout is one.
+func (o *outputs) callerTerminal() *os.File {
+	for _, f := range []*os.File{o.s.Stdin, o.s.Stdout} {
+		if isTerminal(f) {
+			return f
+		}
+	}
+	return nil
+}
+
+func isTerminal(f *os.File) bool { return f != nil && term.IsTerminal(int(f.Fd())) }
 
 // streamSink is where one output stream goes once forgebox sees its bytes:
 // the capture (Streams.Capture), a head-limited dst (MaxOutput), or dst

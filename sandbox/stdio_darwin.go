@@ -3,12 +3,9 @@ package sandbox
 import (
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 	"time"
 
 	"github.com/creack/pty"
-	"golang.org/x/term"
 )
 
 // darwinStreams connects the command's standard streams to the caller's on
@@ -25,9 +22,7 @@ type darwinStreams struct {
 
 	master, slave *os.File // with a pseudo-terminal
 
-	restore func()
-	winch   chan os.Signal
-	stop    chan struct{}
+	ttyRelay
 }
 
 func newDarwinStreams(s Streams, watch bool) (*darwinStreams, error) {
@@ -42,7 +37,7 @@ func newDarwinStreams(s Streams, watch bool) (*darwinStreams, error) {
 			return nil, invalidf("%s is a directory; give the command a file, a pipe or a terminal", f.name)
 		}
 	}
-	d := &darwinStreams{stop: make(chan struct{})}
+	d := &darwinStreams{}
 	d.start(s, watch)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
@@ -149,51 +144,9 @@ func (d *darwinStreams) started() {
 		f.Close()
 	}
 	d.ours = nil
-	if d.master == nil {
-		return
+	if d.master != nil {
+		d.relay(&d.outputs, d.master)
 	}
-	d.copyOut(d.s.Stdout, &d.out, d.master)
-	if in := d.s.Stdin; in != nil && !d.s.NoStdin {
-		if isTerminalFile(in) {
-			if st, err := term.MakeRaw(int(in.Fd())); err == nil {
-				d.restore = func() { term.Restore(int(in.Fd()), st) }
-			}
-		}
-		if fd, err := syscall.Dup(int(d.master.Fd())); err == nil {
-			syscall.CloseOnExec(fd)
-			dup := os.NewFile(uintptr(fd), "ptmx")
-			go func() {
-				io.Copy(dup, in)
-				if !isTerminalFile(in) {
-					dup.Write([]byte{4}) // end of input: the terminal's EOF character
-				}
-				dup.Close()
-			}()
-		}
-	}
-	if tty := d.callerTerminal(); tty != nil {
-		d.winch = make(chan os.Signal, 1)
-		signal.Notify(d.winch, syscall.SIGWINCH)
-		go func() {
-			for {
-				select {
-				case <-d.winch:
-					pty.InheritSize(tty, d.master)
-				case <-d.stop:
-					return
-				}
-			}
-		}()
-	}
-}
-
-func (d *darwinStreams) callerTerminal() *os.File {
-	for _, f := range []*os.File{d.s.Stdin, d.s.Stdout} {
-		if isTerminalFile(f) {
-			return f
-		}
-	}
-	return nil
 }
 
 // drain waits for the output to end, at most limit once the command's
@@ -220,15 +173,7 @@ func (d *darwinStreams) drain(limit time.Duration) (cut bool, err error) {
 // close restores the caller's terminal and frees what is left. Safe to
 // call more than once.
 func (d *darwinStreams) close() {
-	if d.restore != nil {
-		d.restore()
-		d.restore = nil
-	}
-	if d.winch != nil {
-		signal.Stop(d.winch)
-		close(d.stop)
-		d.winch = nil
-	}
+	d.ttyRelay.close()
 	for _, f := range d.ours {
 		f.Close()
 	}
@@ -237,5 +182,3 @@ func (d *darwinStreams) close() {
 		r.Close()
 	}
 }
-
-func isTerminalFile(f *os.File) bool { return f != nil && term.IsTerminal(int(f.Fd())) }

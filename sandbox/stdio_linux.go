@@ -3,12 +3,9 @@ package sandbox
 import (
 	"io"
 	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/creack/pty"
 	"golang.org/x/sys/unix"
-	"golang.org/x/term"
 )
 
 // plumbing connects the command's standard streams to the caller's. Files
@@ -23,16 +20,14 @@ type plumbing struct {
 	null  *os.File    // /dev/null, for the child's own 0, 1 and 2
 	ours  []*os.File  // our copies of the child's ends, closed once it runs
 
-	restore func()
-	winch   chan os.Signal
-	stop    chan struct{}
+	ttyRelay
 }
 
 func newPlumbing(s Streams, watch bool) (*plumbing, error) {
 	if err := checkStreams(s); err != nil {
 		return nil, err
 	}
-	p := &plumbing{pty: s.PTY, stop: make(chan struct{})}
+	p := &plumbing{pty: s.PTY}
 	p.start(s, watch)
 	null, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
 	if err != nil {
@@ -129,51 +124,9 @@ func (p *plumbing) started(master *os.File) {
 		f.Close()
 	}
 	p.ours = nil
-	if master == nil {
-		return
+	if master != nil {
+		p.relay(&p.outputs, master)
 	}
-	p.copyOut(p.s.Stdout, &p.out, master)
-	in := p.s.Stdin
-	if in != nil && !p.s.NoStdin {
-		if isTerminal(in) {
-			if st, err := term.MakeRaw(int(in.Fd())); err == nil {
-				p.restore = func() { term.Restore(int(in.Fd()), st) }
-			}
-		}
-		dup, err := dupFile(master)
-		if err == nil {
-			go func() {
-				io.Copy(dup, in)
-				if !isTerminal(in) {
-					dup.Write([]byte{4}) // end of input: the terminal's EOF character
-				}
-				dup.Close()
-			}()
-		}
-	}
-	if tty := p.callerTerminal(); tty != nil {
-		p.winch = make(chan os.Signal, 1)
-		signal.Notify(p.winch, syscall.SIGWINCH)
-		go func() {
-			for {
-				select {
-				case <-p.winch:
-					pty.InheritSize(tty, master)
-				case <-p.stop:
-					return
-				}
-			}
-		}()
-	}
-}
-
-func (p *plumbing) callerTerminal() *os.File {
-	for _, f := range []*os.File{p.s.Stdin, p.s.Stdout} {
-		if f != nil && isTerminal(f) {
-			return f
-		}
-	}
-	return nil
 }
 
 // wait waits for the output to drain and flushes kept tails.
@@ -185,30 +138,11 @@ func (p *plumbing) wait() error {
 // close restores the caller's terminal and frees what is left. Safe to
 // call more than once.
 func (p *plumbing) close() {
-	if p.restore != nil {
-		p.restore()
-		p.restore = nil
-	}
-	if p.winch != nil {
-		signal.Stop(p.winch)
-		close(p.stop)
-		p.winch = nil
-	}
+	p.ttyRelay.close()
 	for _, f := range p.ours {
 		f.Close()
 	}
 	p.ours = nil
-}
-
-func isTerminal(f *os.File) bool { return f != nil && term.IsTerminal(int(f.Fd())) }
-
-func dupFile(f *os.File) (*os.File, error) {
-	fd, err := syscall.Dup(int(f.Fd()))
-	if err != nil {
-		return nil, err
-	}
-	syscall.CloseOnExec(fd)
-	return os.NewFile(uintptr(fd), f.Name()), nil
 }
 
 // checkStreams refuses standard streams that would reach around the view:

@@ -242,8 +242,6 @@ func (p *winPlumbing) close() {
 	}
 }
 
-func isTerminal(f *os.File) bool { return f != nil && term.IsTerminal(int(f.Fd())) }
-
 // checkWinStreams refuses a directory handed over as a stream: a handle on
 // a directory lets the command open files relative to it, around the
 // sandbox.
