@@ -23,7 +23,12 @@ func realWindows(t *testing.T) {
 }
 
 func TestWindowsRefusesWhatItCannotEnforce(t *testing.T) {
-	ws := t.TempDir()
+	// Not t.TempDir: Wine, where this test runs too, fails its removal.
+	ws, err := os.MkdirTemp("", "forgebox-refuses-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(ws) })
 	for _, c := range []struct {
 		name  string
 		spec  Spec
@@ -33,6 +38,8 @@ func TestWindowsRefusesWhatItCannotEnforce(t *testing.T) {
 		{"net loopback", Spec{Argv: []string{"cmd"}, Dir: ws, Profile: ProfileStrict, Network: NetLoopback}, "network"},
 		{"workspace profile", Spec{Argv: []string{"cmd"}, Dir: ws, Network: NetHost}, "secret hiding"},
 		{"readonly profile", Spec{Argv: []string{"cmd"}, Dir: ws, Network: NetHost, Profile: ProfileReadOnly}, "secret hiding"},
+		{"net allow", Spec{Argv: []string{"cmd"}, Dir: ws, Profile: ProfileStrict, Network: NetAllow}, "network allowlist (--net allow)"},
+		{"net allow, best effort", Spec{Argv: []string{"cmd"}, Dir: ws, Profile: ProfileStrict, Network: NetAllow, BestEffort: true}, "network allowlist (--net allow)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := Run(context.Background(), c.spec, Streams{Capture: true})
