@@ -96,3 +96,25 @@ curl -sS %s`, long, ok.url("http", "ok.test"))
 		}
 	})
 }
+
+// A hosts file the command could write steers nothing: a run writes one in
+// the workspace naming the loopback server, and the next run, whose
+// configuration points at it, is refused before anything starts.
+func TestNetAllowHostsFileInWorkspaceRefused(t *testing.T) {
+	needTools(t, "curl")
+	forEachMode(t, func(t *testing.T, e *env) {
+		srv := serveHost(t, "127.0.0.1", nil)
+		hosts := filepath.Join(e.ws, "hosts")
+		e.userConfig(netConfig{Allow: []string{"ok.test"}, AllowPrivate: []string{"127.0.0.0/8"}, Hosts: hosts})
+		e.write(hosts, "192.0.2.250 ok.test\n")
+		// The command plants its own mapping, as an attack would.
+		if r := e.run([]string{"run", "--net", "none", "--", "sh", "-c", "echo '127.0.0.1 ok.test' > " + hosts}); r.code != 0 {
+			t.Fatalf("planting the hosts file: exit %d: %s", r.code, r.stderr)
+		}
+		r := e.run([]string{"run", "--net", "allow", "--", "curl", "-sS", srv.url("http", "ok.test")})
+		if r.code != 125 || !strings.Contains(r.stderr, "which the command can write") {
+			t.Errorf("run with a hosts file in the workspace: exit %d, stderr %q; want 125 and why", r.code, r.stderr)
+		}
+		srv.wantAccepted(t, 0)
+	})
+}
