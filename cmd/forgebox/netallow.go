@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"slices"
@@ -135,29 +136,19 @@ func parseConfig(name string, data []byte) (*policy.Policy, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := pol.Network
-	for _, l := range []struct {
-		name string
-		list []string
-	}{{"allow", n.Allow}, {"deny", n.Deny}} {
-		for _, p := range l.list {
-			var allow, deny []string
-			if l.name == "allow" {
-				allow = []string{p}
-			} else {
-				deny = []string{p}
-			}
-			if _, err := netproxy.Parse(allow, deny); err != nil {
-				e := &policy.ConfigError{File: name, Msg: "network: " + err.Error()}
-				if q, qerr := json.Marshal(p); qerr == nil {
-					if i := bytes.Index(data, q); i >= 0 {
-						e.Line = 1 + bytes.Count(data[:i], []byte("\n"))
-						e.Column = i - bytes.LastIndexByte(data[:i], '\n')
-					}
-				}
-				return nil, e
-			}
+	_, err = netproxy.Parse(pol.Network.Allow, pol.Network.Deny)
+	var pe *netproxy.PatternError
+	if err == nil {
+		return pol, nil
+	} else if !errors.As(err, &pe) {
+		return nil, err
+	}
+	e := &policy.ConfigError{File: name, Msg: "network: " + pe.Error()}
+	if q, qerr := json.Marshal(pe.Pattern); qerr == nil {
+		if i := bytes.Index(data, q); i >= 0 {
+			e.Line = 1 + bytes.Count(data[:i], []byte("\n"))
+			e.Column = i - bytes.LastIndexByte(data[:i], '\n')
 		}
 	}
-	return pol, nil
+	return nil, e
 }
