@@ -3,6 +3,7 @@ package files
 import (
 	"errors"
 	"io"
+	"slices"
 
 	"golang.org/x/sys/unix"
 )
@@ -33,7 +34,7 @@ func (f *FS) copy(from, to string) error {
 	// The copy is built under a temporary name and renamed into place
 	// whole, so that a refusal halfway leaves nothing behind.
 	tmp := tempName()
-	c := &copier{f: f, g: g, op: op, from: from}
+	c := &copier{f: f, g: g, op: op, from: from, srcRoot: sp, dstRoot: dp}
 	err = c.entry(src.parent, src.name, sp, dst.parent, tmp, child(dst.dir, tmp), 0)
 	if err == nil {
 		err = renameNoReplace(dst.parent, tmp, dst.parent, dst.name)
@@ -54,12 +55,17 @@ func (f *FS) copy(from, to string) error {
 
 // copier copies one tree and keeps count of what it made.
 type copier struct {
-	f        *FS
-	g        *guards
-	op, from string
-	entries  int
-	bytes    int64
-	links    []copiedLink
+	f *FS
+	g *guards
+	// srcRoot and dstRoot are the copy's source and final destination:
+	// every path the copy makes is checked against the protected-path
+	// rule where it will end up (a repository's hooks copied elsewhere are
+	// hooks planted there).
+	srcRoot, dstRoot []string
+	op, from         string
+	entries          int
+	bytes            int64
+	links            []copiedLink
 }
 
 // copiedLink is a link the copy made, checked again once the copy has its
@@ -81,6 +87,12 @@ func (c *copier) entry(sdir int, sname string, spath []string, ddir int, dname s
 	}
 	if hidden(c.g, spath) {
 		return hiddenError(c.op, c.from, spath)
+	}
+	if len(spath) > len(c.srcRoot) {
+		final := append(slices.Clone(c.dstRoot), spath[len(c.srcRoot):]...)
+		if name, ok := c.g.byRule(final); ok {
+			return protectedError(c.op, c.from, final, name)
+		}
 	}
 	switch {
 	case isDir(&st):

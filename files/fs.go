@@ -19,6 +19,11 @@ type Options struct {
 	// it, and not by removing or replacing a directory above it. They need
 	// not exist: creating them is refused too.
 	Protected []string
+	// IsProtected, when set, is the sandbox's rule for protected paths at
+	// any depth (a path's components below Root, to the protected path it
+	// is or lies in): applied to every path an operation changes or
+	// creates, in addition to Protected.
+	IsProtected func(rel []string) (string, bool)
 	// Hidden are absolute host paths that are never read: those inside
 	// Root may be neither read, listed, copied, moved, deleted nor
 	// written, and a hard link to a hidden file is not read either.
@@ -51,6 +56,7 @@ type FS struct {
 	root      string     // the workspace with its symbolic links resolved, for messages
 	roots     [][]string // the workspace's components: resolved, and as given when different
 	protected []guard    // as configured; the forms through links are found per operation
+	rule      func([]string) (string, bool)
 	hidden    []guard
 	hiddenAbs []string // every hidden path, for the identity check against hard links
 	maxRead   int64
@@ -146,6 +152,7 @@ func New(o Options) (*FS, error) {
 }
 
 func (f *FS) configure(o Options) error {
+	f.rule = o.IsProtected
 	for _, p := range o.Protected {
 		comps, err := f.protectedForm(p)
 		if err != nil {

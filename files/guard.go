@@ -13,6 +13,9 @@ type guard struct {
 type guards struct {
 	protected []guard
 	hidden    []guard
+	// rule is the sandbox's protected-path rule at any depth; nil when
+	// only the configured paths count.
+	rule func([]string) (string, bool)
 	// hiddenIDs identify the hidden files, wherever they are, so that a
 	// hard link to one inside the workspace is refused too.
 	hiddenIDs []fileID
@@ -25,12 +28,25 @@ type fileID struct{ dev, ino uint64 }
 // holding p, or one below p (deleting, replacing or moving ".git" takes
 // ".git/hooks" with it).
 func (g *guards) changes(p []string) (string, bool) {
+	if name, ok := g.byRule(p); ok {
+		return name, true
+	}
 	return match(g.protected, p, true)
+}
+
+func (g *guards) byRule(p []string) (string, bool) {
+	if g.rule == nil || len(p) == 0 {
+		return "", false
+	}
+	return g.rule(p)
 }
 
 // creates reports which protected path holds p; creating a directory that
 // will hold a protected path changes nothing protected.
 func (g *guards) creates(p []string) (string, bool) {
+	if name, ok := g.byRule(p); ok {
+		return name, true
+	}
 	return match(g.protected, p, false)
 }
 

@@ -83,7 +83,7 @@ func (f *FS) walkError(op, p string, err error) error {
 // made since the last operation counts. withIDs also identifies the hidden
 // files, for operations that read content.
 func (f *FS) guards(withIDs bool) *guards {
-	g := &guards{protected: f.throughLinks(f.protected), hidden: f.throughLinks(f.hidden)}
+	g := &guards{protected: f.throughLinks(f.protected), hidden: f.throughLinks(f.hidden), rule: f.rule}
 	if withIDs {
 		for _, p := range f.hiddenAbs {
 			var st unix.Stat_t

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 )
 
 // The planning below runs on the critical path of every launch (the child
@@ -27,7 +28,7 @@ func BenchmarkProtect(b *testing.B) {
 	mkfileB(b, ws+"/.git/config")
 	mkfileB(b, ws+"/.git/hooks/pre-commit.sample")
 	for b.Loop() {
-		g, err := protect(ws, []string{ws})
+		g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/forgebox/forgebox/cgroup"
 	"github.com/forgebox/forgebox/landlock"
@@ -129,7 +130,7 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	if err := checkWritableRoots(l, homes, secretCandidates(homes)); err != nil {
 		return err
 	}
-	facts, err := p.gatherFacts(l, homes)
+	facts, err := p.gatherFacts(l, homes, s.treeStore())
 	if err != nil {
 		return err
 	}
@@ -262,7 +263,7 @@ func checkWritableRoots(l layout, homes, secrets []string) error {
 // gatherFacts reads what the view depends on from the host: secrets,
 // sockets, protected paths (the guard) and a few directories. The facts are
 // independent of each other, so they are gathered at once.
-func (p *prepared) gatherFacts(l layout, homes []string) (hostFacts, error) {
+func (p *prepared) gatherFacts(l layout, homes []string, trees treeStore) (hostFacts, error) {
 	var facts hostFacts
 	var wg sync.WaitGroup
 	var guardErr error
@@ -270,7 +271,7 @@ func (p *prepared) gatherFacts(l layout, homes []string) (hostFacts, error) {
 	wg.Go(func() { facts.Secrets = existingSecrets(homes) })
 	wg.Go(func() { facts.Sockets, socketWarnings = readHostSockets() })
 	if len(l.Writable) > 0 {
-		wg.Go(func() { p.guard, guardErr = protect(l.Workspace, l.Writable) })
+		wg.Go(func() { p.guard, guardErr = protect(l.Workspace, l.Writable, trees, time.Now()) })
 	}
 	facts.Dirs = map[string]bool{}
 	for _, d := range []string{"/var/tmp", "/run", "/var/run"} {

@@ -2,27 +2,21 @@ package sandbox
 
 import (
 	"bufio"
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// scanSkip are directories the nested-repository scan does not enter: they
-// are large and never hold repositories a user works in.
-var scanSkip = []string{"node_modules", ".cache", "__pycache__", ".venv", "venv", ".tox", ".mypy_cache",
-	".pytest_cache", ".gradle", ".npm", ".cargo", ".rustup", "target", ".terraform"}
-
-// The nested-repository scan runs before every command, so it is bounded:
-// nested repositories sit near the top (vendor/x, packages/y); submodules
-// are found through .gitmodules at any depth.
-const (
-	scanMaxDepth = 2
-	scanMaxDirs  = 200
-)
+// nestedBinds bounds the nested protected entries (from the tree index)
+// that get a read-only mount for the run. Mounts cost launch time; what is
+// not mounted is still checked after the run (tree_check_linux.go).
+const nestedBinds = 128
 
 // guard finds the protected paths of the writable roots, holds the
 // placeholders it makes, and checks the watched names after the run.
@@ -31,6 +25,7 @@ type guard struct {
 	roots     []string
 	budget    int
 	paths     []protectedPath
+	trees     []*rootWatch // the post-run check of every writable root
 	watched   []watch
 	held      []*placeholder
 	warnings  []string
@@ -47,10 +42,16 @@ type watch struct {
 // protect discovers what must stay read-only inside the writable roots and
 // makes the placeholders that hold missing Git names. Everything it makes
 // on the host is undone by release.
-func protect(workspace string, roots []string) (*guard, error) {
-	g := &guard{workspace: workspace, roots: roots, budget: scanMaxDirs}
+func protect(workspace string, roots []string, store treeStore, start time.Time) (*guard, error) {
+	g := &guard{workspace: workspace, roots: roots, budget: nestedBinds}
 	for _, r := range roots {
-		if err := g.root(r, r == workspace); err != nil {
+		w, err := watchRoot(store, r, start)
+		if err != nil {
+			g.release()
+			return nil, err
+		}
+		g.trees = append(g.trees, w)
+		if err := g.root(r, r == workspace, w.ix); err != nil {
 			g.release()
 			return nil, err
 		}
@@ -58,7 +59,7 @@ func protect(workspace string, roots []string) (*guard, error) {
 	return g, nil
 }
 
-func (g *guard) root(r string, atWorkspace bool) error {
+func (g *guard) root(r string, atWorkspace bool, ix *treeIndex) error {
 	names := listDir(r) // one listing instead of a lookup per name
 	if err := g.gitEntry(filepath.Join(r, ".git"), r, atWorkspace); err != nil {
 		return err
@@ -80,7 +81,7 @@ func (g *guard) root(r string, atWorkspace bool) error {
 			return err
 		}
 	}
-	return g.scan(r)
+	return g.nested(r, ix)
 }
 
 // gitEntry protects a repository's .git: a directory is pinned (bound onto
@@ -169,6 +170,9 @@ func (g *guard) gitDir(dir string, dev, ino uint64, worktree string, level int) 
 // add protects path when it exists. A missing path is watched when watch is
 // set: what the run creates there is quarantined.
 func (g *guard) add(path string, watched bool) error {
+	if slices.ContainsFunc(g.paths, func(p protectedPath) bool { return p.Path == path }) {
+		return nil
+	}
 	var st unix.Stat_t
 	switch err := unix.Lstat(path, &st); {
 	case err == unix.ENOENT:
@@ -202,35 +206,35 @@ func (g *guard) symlink(path string, protectTarget func(string) error) error {
 	return protectTarget(target)
 }
 
-// scan looks for nested repositories below r, breadth first, within a
-// budget of directories.
-func (g *guard) scan(r string) error {
-	type dir struct {
-		path  string
-		depth int
+// nested protects the protected entries below the root that the tree
+// index knows of, nearest first, within a budget of mounts.
+func (g *guard) nested(r string, ix *treeIndex) error {
+	rels := make([]string, 0, len(ix.marks))
+	for rel := range ix.marks {
+		if strings.Contains(rel, "/") {
+			rels = append(rels, rel)
+		}
 	}
-	queue := []dir{{r, 0}}
-	for len(queue) > 0 {
-		d := queue[0]
-		queue = queue[1:]
+	slices.SortFunc(rels, func(a, b string) int {
+		return cmp.Or(relDepth(a)-relDepth(b), strings.Compare(a, b))
+	})
+	for _, rel := range rels {
 		if g.budget == 0 {
-			g.warnings = append(g.warnings, fmt.Sprintf("stopped looking for nested Git repositories after %d directories; repositories below %s are not protected", scanMaxDirs, d.path))
 			return nil
 		}
 		g.budget--
-		for name, mode := range listDir(d.path) {
-			full := filepath.Join(d.path, name)
-			if name == ".git" {
-				if d.depth > 0 {
-					if err := g.gitEntry(full, d.path, false); err != nil {
-						return err
-					}
-				}
-				continue
-			}
-			if mode.IsDir() && d.depth < scanMaxDepth && !slices.Contains(scanSkip, name) && !slices.Contains(g.roots, full) {
-				queue = append(queue, dir{full, d.depth + 1})
-			}
+		p := filepath.Join(r, rel)
+		var err error
+		switch filepath.Base(rel) {
+		case ".git":
+			err = g.gitEntry(p, filepath.Dir(p), false)
+		case "HEAD": // a bare repository
+			err = g.gitDir(filepath.Dir(p), 0, 0, "", 0)
+		default:
+			err = g.add(p, false)
+		}
+		if err != nil {
+			return err
 		}
 	}
 	return nil
@@ -247,6 +251,9 @@ func (g *guard) inRoots(path string) bool {
 
 // release removes the placeholders no other run still holds.
 func (g *guard) release() {
+	for _, w := range g.trees {
+		w.unregister()
+	}
 	for _, h := range g.held {
 		h.release()
 	}

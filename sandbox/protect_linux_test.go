@@ -32,8 +32,10 @@ func TestGuardFindsProtectedPaths(t *testing.T) {
 	mkfile(t, filepath.Join(ws, "sub"+"/mod/.git"), "gitdir: ../../.git/modules/mod") // submodule pointer
 	mkfile(t, filepath.Join(ws, ".gitmodules"), "[submodule \"mod\"]\n\tpath = sub/mod\n")
 	mkfile(t, filepath.Join(ws, ".git/modules/mod/config"), "")
-	mkfile(t, filepath.Join(ws, "node_modules/pkg/.git/config"), "") // skipped: too big to scan
-	g, err := protect(ws, []string{ws})
+	mkfile(t, filepath.Join(ws, "node_modules/pkg/.git/config"), "") // every depth: an editor opens these too
+	mkfile(t, filepath.Join(ws, "a/b/c/.git/config"), "")
+	mkfile(t, filepath.Join(ws, "a/b/.envrc"), "")
+	g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,13 +48,16 @@ func TestGuardFindsProtectedPaths(t *testing.T) {
 		got = append(got, rel)
 	}
 	for _, want := range []string{".git (pin)", ".git/hooks", ".git/config", ".husky", ".envrc",
-		"vendor/lib/.git (pin)", "vendor/lib/.git/config", "sub/mod/.git", ".git/modules/mod/config"} {
+		"vendor/lib/.git (pin)", "vendor/lib/.git/config", "sub/mod/.git", ".git/modules/mod/config",
+		"node_modules/pkg/.git (pin)", "a/b/c/.git (pin)", "a/b/c/.git/config", "a/b/.envrc"} {
 		if !slices.Contains(got, want) {
 			t.Errorf("protected paths %q lack %q", got, want)
 		}
 	}
-	if slices.Contains(got, "node_modules/pkg/.git (pin)") {
-		t.Errorf("the scan entered node_modules: %q", got)
+	for i, p := range got {
+		if slices.Contains(got[:i], p) {
+			t.Errorf("%s is protected twice: %q", p, got)
+		}
 	}
 	for _, p := range g.paths {
 		if p.Ino == 0 {
@@ -84,11 +89,11 @@ func TestGuardFindsProtectedPaths(t *testing.T) {
 func TestPlaceholdersSharedByConcurrentRuns(t *testing.T) {
 	ws := t.TempDir()
 	mkfile(t, filepath.Join(ws, ".git/config"), "")
-	a, err := protect(ws, []string{ws})
+	a, err := protect(ws, []string{ws}, treeStore{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := protect(ws, []string{ws})
+	b, err := protect(ws, []string{ws}, treeStore{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +116,7 @@ func TestGuardSymlinkedName(t *testing.T) {
 	if err := os.Symlink("shared/vscode", filepath.Join(ws, ".vscode")); err != nil {
 		t.Fatal(err)
 	}
-	g, err := protect(ws, []string{ws})
+	g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +137,7 @@ func TestGuardSymlinkedName(t *testing.T) {
 func TestQuarantineNeverFollowsSymlinks(t *testing.T) {
 	ws, outside := t.TempDir(), t.TempDir()
 	mkfile(t, filepath.Join(outside, "precious"), "keep me")
-	g, err := protect(ws, []string{ws})
+	g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +165,7 @@ func TestQuarantineExecutingConfig(t *testing.T) {
 		"[filter \"x\"]\n\tsmudge = evil\n": true,
 	} {
 		ws := t.TempDir()
-		g, err := protect(ws, []string{ws})
+		g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +183,7 @@ func TestQuarantineExecutingConfig(t *testing.T) {
 // its repository but loses hooks other than git's samples.
 func TestGuardQuarantines(t *testing.T) {
 	ws := t.TempDir()
-	g, err := protect(ws, []string{ws})
+	g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}

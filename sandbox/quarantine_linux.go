@@ -39,6 +39,11 @@ func (g *guard) afterRun(now time.Time) ([]Quarantined, []string) {
 			unix.Close(fd)
 		}
 	}
+	for _, w := range g.trees {
+		if err := w.check(&q); err != nil {
+			q.warnings = append(q.warnings, fmt.Sprintf("could NOT check %s for planted repositories and configuration: %v; do not run git or open an editor there before checking it", w.root, err))
+		}
+	}
 	for _, m := range q.moved {
 		q.warnings = append(q.warnings, fmt.Sprintf("the command created the protected path %s (%s); it was moved to %s", m.Path, m.Why, m.MovedTo))
 	}
@@ -79,14 +84,23 @@ func (q *quarantine) check(dirfd int, dir string, w watch) {
 		return
 	}
 	defer unix.Close(gitfd)
-	gitdir := filepath.Join(dir, name)
+	q.newRepo(gitfd, filepath.Join(dir, name))
+}
+
+// newRepo strips a Git directory made during the run (a .git, or a bare
+// repository) of what Git would execute or follow.
+func (q *quarantine) newRepo(gitfd int, gitdir string) {
+	var st unix.Stat_t
 	q.hooks(gitfd, gitdir)
 	for _, f := range []string{"commondir", "config.worktree"} {
+		if f == "commondir" && harmlessCommondir(gitfd) {
+			continue
+		}
 		if unix.Fstatat(gitfd, f, &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 			q.move(gitfd, gitdir, f, "a new repository may not redirect Git")
 		}
 	}
-	if why := configRisk(gitfd); why != "" {
+	if why := configRiskNamed(gitfd, "config"); why != "" {
 		q.move(gitfd, gitdir, "config", why)
 	}
 }
@@ -104,11 +118,33 @@ func (q *quarantine) hooks(gitfd int, gitdir string) {
 	}
 	defer unix.Close(hooksfd)
 	for n := range listDirFD(hooksfd) {
-		if !strings.HasSuffix(n, ".sample") {
+		if !strings.HasSuffix(n, ".sample") && !quarantinedName(n) {
 			q.move(hooksfd, filepath.Join(gitdir, "hooks"), n, "a hook of a repository made during the run")
 		}
 	}
 }
+
+// harmlessCommondir reports whether the Git directory's commondir points
+// Git at that directory itself, as forgebox's placeholder does (a
+// concurrent run's, or one moved along with its repository).
+func harmlessCommondir(gitfd int) bool {
+	fd, err := openNoFollow(gitfd, "commondir", unix.O_RDONLY)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	// The content, not the placeholder's mark: the command can set an
+	// extended attribute on a file of its own.
+	buf := make([]byte, 8)
+	n, err := unix.Pread(fd, buf, 0)
+	return err == nil && (string(buf[:n]) == commondirPlaceholder || string(buf[:n]) == ".")
+}
+
+// quarantinedName reports whether name is one quarantine gave: Git runs
+// hooks by their exact names only.
+func quarantinedName(name string) bool { return strings.Contains(name, quarantineInfix) }
+
+const quarantineInfix = ".quarantined-by-forgebox-"
 
 // move renames name aside in its own directory, under a name the command
 // could not have guessed and taken first.
@@ -118,7 +154,7 @@ func (q *quarantine) move(dirfd int, dir, name, why string) {
 	for attempt := 0; attempt < 4; attempt++ {
 		var r [6]byte
 		rand.Read(r[:])
-		to := fmt.Sprintf("%s.quarantined-by-forgebox-%d-%s", name, q.stamp, hex.EncodeToString(r[:]))
+		to := fmt.Sprintf("%s%s%d-%s", name, quarantineInfix, q.stamp, hex.EncodeToString(r[:]))
 		if err = unix.Renameat2(dirfd, name, dirfd, to, unix.RENAME_NOREPLACE); err == nil {
 			q.moved = append(q.moved, Quarantined{Path: from, MovedTo: filepath.Join(dir, to), Why: why})
 			return
@@ -130,17 +166,17 @@ func (q *quarantine) move(dirfd int, dir, name, why string) {
 	q.warnings = append(q.warnings, fmt.Sprintf("the command created the protected path %s (%s) and it could NOT be moved aside: %v; remove it before using tools in this directory", from, why, err))
 }
 
-// configRisk reads a new repository's config and says why it must go, or
-// returns "" when every key in it is safe.
-func configRisk(gitfd int) string {
-	fd, err := openNoFollow(gitfd, "config", unix.O_RDONLY)
+// configRiskNamed reads a repository's config file name and says why it
+// must go, or returns "" when every key in it is safe.
+func configRiskNamed(gitfd int, name string) string {
+	fd, err := openNoFollow(gitfd, name, unix.O_RDONLY)
 	if err == unix.ENOENT {
 		return ""
 	}
 	if err != nil {
 		return "its config is a symlink or unreadable"
 	}
-	f := os.NewFile(uintptr(fd), "config")
+	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
 	return configTextRisk(f)
 }

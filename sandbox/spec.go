@@ -105,6 +105,10 @@ type Spec struct {
 	Limits Limits
 	// BestEffort runs with what the host supports instead of refusing.
 	BestEffort bool
+	// StateDir is where forgebox keeps what outlives a run (the index of
+	// each writable root that the post-run check compares with); empty
+	// keeps nothing, and each run then indexes its roots from scratch.
+	StateDir string
 }
 
 // Allowlist is what NetAllow lets the command reach.

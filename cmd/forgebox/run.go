@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"slices"
 	"strings"
 	"syscall"
@@ -264,6 +265,7 @@ func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
 		Timeout: f.timeout.d, IdleTimeout: f.idleTimeout.d, Grace: f.grace.d,
 		Limits:     sandbox.Limits{MemoryBytes: f.memory.n, Pids: f.pids.n, CPUs: f.cpus.f},
 		BestEffort: f.bestEffort,
+		StateDir:   stateDir(home),
 	}
 	for _, v := range f.env {
 		if strings.Contains(v, "=") {
@@ -521,4 +523,17 @@ func displayCommand(line string, argv []string) string {
 		q[i] = shellQuote(a)
 	}
 	return strings.Join(q, " ")
+}
+
+// stateDir is forgebox's state directory ($XDG_STATE_HOME/forgebox, else
+// ~/.local/state/forgebox), where the sandbox keeps the indexes its
+// post-run check compares with; "" when neither can be told.
+func stateDir(home string) string {
+	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "forgebox")
+	}
+	if home == "" {
+		return ""
+	}
+	return filepath.Join(home, ".local", "state", "forgebox")
 }

@@ -186,7 +186,7 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 	}
 	// The file tools keep the sandbox's rules: the workspace only, its
 	// protected names read-only, --hide paths unread.
-	fs, err := files.New(files.Options{Root: ctx.Workspace, Protected: sandbox.ProtectedNames(), Hidden: rf.hide})
+	fs, err := files.New(files.Options{Root: ctx.Workspace, Protected: sandbox.ProtectedNames(), IsProtected: sandbox.Protected, Hidden: rf.hide})
 	if err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		return nil, agent.Config{}, fmt.Errorf("the file tools: %w", err)
 	}

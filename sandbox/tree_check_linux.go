@@ -1,0 +1,466 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// rootWatch is one writable root under the run's watch: its index, as
+// loaded before the run, and the run's registration in the store.
+type rootWatch struct {
+	root   string
+	ix     *treeIndex
+	store  treeStore
+	marker string // this run's marker; "" without a store
+	start  int64  // the run's start, in ns since the epoch
+}
+
+// watchRoot loads the index of root (building it when there is none) and
+// registers the run, so that a later run checks what this one did even if
+// forgebox is killed before its own check.
+func watchRoot(store treeStore, root string, start time.Time) (*rootWatch, error) {
+	w := &rootWatch{root: root, store: store, start: start.UnixNano()}
+	if store.dir != "" {
+		if err := os.MkdirAll(store.dir, 0o700); err != nil {
+			return nil, fmt.Errorf("make the tree index directory %s: %w", store.dir, err)
+		}
+		key := store.key(root)
+		if err := os.MkdirAll(key+".runs", 0o700); err != nil {
+			return nil, fmt.Errorf("make %s: %w", key+".runs", err)
+		}
+		w.marker = filepath.Join(key+".runs", fmt.Sprintf("%d-%d-%s", w.start, os.Getpid(), procStart(os.Getpid())))
+		if err := os.WriteFile(w.marker, nil, 0o600); err != nil {
+			return nil, fmt.Errorf("register the run: %w", err)
+		}
+		w.ix = loadTreeIndex(key+".idx", root)
+	}
+	if w.ix == nil {
+		w.ix = newTreeIndex(root)
+		if err := w.ix.build(); err != nil {
+			w.unregister()
+			return nil, fmt.Errorf("index %s: %w", root, err)
+		}
+		if store.dir != "" {
+			if err := w.ix.save(store.key(root) + ".idx"); err != nil {
+				w.unregister()
+				return nil, err
+			}
+		}
+	}
+	return w, nil
+}
+
+func (w *rootWatch) unregister() {
+	if w.marker != "" {
+		os.Remove(w.marker)
+		w.marker = ""
+	}
+}
+
+// procStart is a process's start time in clock ticks since boot, which
+// tells a live process from a later one that reused its PID.
+func procStart(pid int) string {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return "0"
+	}
+	s := string(b)
+	if i := strings.LastIndexByte(s, ')'); i >= 0 {
+		if f := strings.Fields(s[i+1:]); len(f) > 19 {
+			return f[19]
+		}
+	}
+	return "0"
+}
+
+// since is the earliest start among the runs of this root not yet
+// checked: this one, concurrent ones, and runs whose forgebox died before
+// checking. Markers of dead runs are returned to be removed once checked.
+func (w *rootWatch) since() (int64, []string) {
+	since := w.start
+	if w.marker == "" {
+		return since - ctimeSlack, nil
+	}
+	dir := filepath.Dir(w.marker)
+	names, _ := os.ReadDir(dir)
+	var dead []string
+	for _, n := range names {
+		f := strings.SplitN(n.Name(), "-", 3)
+		if len(f) != 3 {
+			continue
+		}
+		start, err1 := strconv.ParseInt(f[0], 10, 64)
+		pid, err2 := strconv.Atoi(f[1])
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		since = min(since, start)
+		if pid != os.Getpid() && procStart(pid) != f[2] {
+			dead = append(dead, filepath.Join(dir, n.Name()))
+		}
+	}
+	return since - ctimeSlack, dead
+}
+
+// check finds what the run (or a run not yet checked) planted below the
+// root and moves it aside; it updates the index and unregisters the run.
+func (w *rootWatch) check(q *quarantine) error {
+	defer w.unregister()
+	ix := w.ix
+	if w.store.dir != "" {
+		key := w.store.key(w.root)
+		lock, err := os.OpenFile(key+".lock", os.O_RDWR|os.O_CREATE, 0o600)
+		if err != nil {
+			return fmt.Errorf("lock the tree index of %s: %w", w.root, err)
+		}
+		defer lock.Close()
+		if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+			return fmt.Errorf("lock the tree index of %s: %w", w.root, err)
+		}
+		// A concurrent run may have checked, and indexed, since.
+		if fresh := loadTreeIndex(key+".idx", w.root); fresh != nil {
+			ix = fresh
+		}
+	}
+	since, dead := w.since()
+	rootfd, err := unix.Open(w.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", w.root, err)
+	}
+	defer unix.Close(rootfd)
+	c := treeCheck{ix: ix, rootfd: rootfd, since: since, q: q, judged: map[string]bool{}, buf: make([]byte, 32<<10)}
+	if err := c.run(); err != nil {
+		return err
+	}
+	if w.store.dir != "" && ix.dirty {
+		if err := ix.save(w.store.key(w.root) + ".idx"); err != nil {
+			return err
+		}
+	}
+	for _, m := range dead {
+		os.Remove(m)
+	}
+	return nil
+}
+
+// treeCheck is one post-run check of a root.
+type treeCheck struct {
+	ix     *treeIndex
+	rootfd int
+	since  int64
+	q      *quarantine
+	judged map[string]bool
+	buf    []byte
+}
+
+func (c *treeCheck) abs(rel string) string { return filepath.Join(c.ix.root, rel) }
+
+func (c *treeCheck) run() error {
+	stats := c.ix.statAll(c.rootfd)
+	var gone, changed []string
+	inRun := map[string]bool{}
+	for rel, rec := range c.ix.dirs {
+		st := stats[rel]
+		if st == nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || st.Ino != rec.ino {
+			gone = append(gone, rel)
+			continue
+		}
+		if t := ctimeOf(st); t != rec.ctime || t >= c.since {
+			changed = append(changed, rel)
+			inRun[rel] = t >= c.since
+			c.ix.dirs[rel] = dirRec{ino: rec.ino, ctime: t}
+			c.ix.dirty = true
+		}
+	}
+	for _, rel := range gone {
+		c.drop(rel)
+	}
+	slices.SortFunc(changed, func(a, b string) int { return relDepth(a) - relDepth(b) })
+	for _, rel := range changed {
+		if _, ok := c.ix.dirs[rel]; !ok {
+			continue // below a directory found replaced on the way
+		}
+		fd, err := openBeneath(c.rootfd, rel)
+		if err != nil {
+			c.drop(rel)
+			continue
+		}
+		err = c.changedDir(fd, rel, inRun[rel])
+		unix.Close(fd)
+		if err != nil {
+			return err
+		}
+	}
+	// Protected entries in directories that did not change: modified in
+	// place, if at all.
+	for rel := range c.ix.marks {
+		if c.judged[rel] {
+			continue
+		}
+		dir, name := filepath.Split(rel)
+		dir = strings.TrimSuffix(dir, "/")
+		fd, err := openBeneath(c.rootfd, dir)
+		if err != nil {
+			delete(c.ix.marks, rel)
+			continue
+		}
+		var st unix.Stat_t
+		if unix.Fstatat(fd, name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			delete(c.ix.marks, rel)
+		} else {
+			c.existing(fd, dir, dirent{name: name, ino: st.Ino, typ: dtOf(st.Mode)})
+		}
+		unix.Close(fd)
+	}
+	return nil
+}
+
+// drop forgets a directory that is gone or was replaced, and all below it.
+func (c *treeCheck) drop(rel string) {
+	prefix := rel + "/"
+	for r := range c.ix.dirs {
+		if r == rel || rel == "" || strings.HasPrefix(r, prefix) {
+			delete(c.ix.dirs, r)
+		}
+	}
+	for r := range c.ix.marks {
+		if rel == "" || strings.HasPrefix(r, prefix) {
+			delete(c.ix.marks, r)
+		}
+	}
+	c.ix.dirty = true
+}
+
+// changedDir reads a directory whose entries changed since it was indexed
+// (during the run when inRun): protected entries that appeared then are
+// moved aside, new directories are indexed and everything in them judged.
+func (c *treeCheck) changedDir(fd int, rel string, inRun bool) error {
+	entries, err := readEntries(fd, c.buf)
+	if err != nil {
+		return fmt.Errorf("list %s: %w", c.abs(rel), err)
+	}
+	depth := relDepth(rel)
+	present := map[string]bool{}
+	insideProtected := rel != "" && isProtectedRel(rel)
+	for _, e := range entries {
+		child := relJoin(rel, e.name)
+		present[e.name] = true
+		switch {
+		case protectedEntry(e.name, depth):
+			known, ok := c.ix.marks[child]
+			c.judged[child] = true
+			c.ix.marks[child] = e.ino
+			if (!ok || known != e.ino) && inRun {
+				c.appeared(fd, rel, e)
+			} else {
+				c.existing(fd, rel, e)
+			}
+		case insideProtected && inRun:
+			if _, isDir := c.ix.dirs[child]; !isDir || e.typ != unix.DT_DIR {
+				c.existing(fd, rel, e)
+			}
+		}
+		if e.typ != unix.DT_DIR || e.name == ".git" {
+			continue
+		}
+		if rec, ok := c.ix.dirs[child]; ok {
+			if rec.ino == e.ino {
+				continue
+			}
+			c.drop(child)
+		}
+		if err := c.newDir(fd, rel, e, inRun); err != nil {
+			return err
+		}
+	}
+	if bare := relJoin(rel, "HEAD"); looksBare(entries) {
+		known, ok := c.ix.marks[bare]
+		head := dirent{name: "HEAD", ino: c.ix.dirs[rel].ino}
+		c.judged[bare] = true
+		c.ix.marks[bare] = head.ino
+		if (!ok || known != head.ino) && inRun {
+			c.appeared(fd, rel, head)
+		} else {
+			c.existing(fd, rel, head)
+		}
+	}
+	for r := range c.ix.marks {
+		if d, name := filepath.Split(r); strings.TrimSuffix(d, "/") == rel && !present[name] {
+			delete(c.ix.marks, r)
+		}
+	}
+	return nil
+}
+
+// newDir indexes a directory that was not in the index. When it appeared
+// during the run, every protected entry in it appeared then too, whatever
+// its own times say (a tree prepared earlier and renamed into place).
+func (c *treeCheck) newDir(parent int, parentRel string, e dirent, inRun bool) error {
+	fd, err := unix.Openat(parent, e.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil // moved aside above, or unreadable
+	}
+	defer unix.Close(fd)
+	err = c.ix.walk(fd, relJoin(parentRel, e.name), c.buf, func(dirfd int, dirRel string, pe dirent) {
+		c.judged[relJoin(dirRel, pe.name)] = true
+		if inRun {
+			c.appeared(dirfd, dirRel, pe)
+		} else {
+			c.existing(dirfd, dirRel, pe)
+		}
+	})
+	if err == errTreeTooLarge {
+		return fmt.Errorf("%s holds more than %d directories: forgebox cannot check it for planted repositories and configuration", c.ix.root, treeMaxDirs)
+	}
+	return err
+}
+
+// looksBare reports whether a directory holds what makes Git take it for
+// a bare repository when a command runs in it (HEAD, objects/, refs/):
+// Git would then read its config and run its hooks.
+func looksBare(entries []dirent) bool {
+	n := 0
+	for _, e := range entries {
+		switch {
+		case e.name == "HEAD" && e.typ != unix.DT_DIR:
+			n++
+		case (e.name == "objects" || e.name == "refs") && e.typ == unix.DT_DIR:
+			n++
+		}
+	}
+	return n == 3
+}
+
+func isProtectedRel(rel string) bool {
+	_, ok := Protected(strings.Split(rel, "/"))
+	return ok
+}
+
+// appeared handles a protected entry made (or renamed into place) during a
+// run: a repository keeps its objects and history but not what Git would
+// run or follow; anything else is moved aside.
+func (c *treeCheck) appeared(dirfd int, dirRel string, e dirent) {
+	dir := c.abs(dirRel)
+	switch {
+	case e.name == "HEAD": // dirfd is a bare repository
+		c.q.newRepo(dirfd, dir)
+		return
+	case e.name == ".git" && e.typ == unix.DT_DIR:
+		c.q.check(dirfd, dir, watch{path: filepath.Join(dir, e.name), newGit: true})
+		return
+	}
+	c.q.move(dirfd, dir, e.name, "it was made during the run")
+}
+
+// existing handles a protected entry that was there before the run: what
+// the run changed in it (a change time not older than the run) is moved
+// aside. Renaming or linking a file sets its change time, so an old file
+// brought into place counts as changed.
+func (c *treeCheck) existing(dirfd int, dirRel string, e dirent) {
+	dir := c.abs(dirRel)
+	if e.name == "HEAD" {
+		c.changedGitDir(dirfd, dir)
+		return
+	}
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return
+	}
+	switch {
+	case e.name == ".git" && st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		c.changedRepo(dirfd, dir)
+	case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+		c.changedInside(dirfd, dir, e.name, 0)
+	case ctimeOf(&st) >= c.since:
+		c.q.move(dirfd, dir, e.name, "the run changed it")
+	}
+}
+
+// changedInside moves aside what the run changed inside a protected
+// directory.
+func (c *treeCheck) changedInside(parent int, parentDir, name string, depth int) {
+	fd, err := openDir(parent, name)
+	if err != nil || depth > 8 {
+		if err == nil {
+			unix.Close(fd)
+		}
+		return
+	}
+	defer unix.Close(fd)
+	dir := filepath.Join(parentDir, name)
+	entries, _ := readEntries(fd, make([]byte, 8<<10))
+	for _, e := range entries {
+		var st unix.Stat_t
+		if unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			continue
+		}
+		switch {
+		case ctimeOf(&st) >= c.since:
+			c.q.move(fd, dir, e.name, "the run changed it inside a protected directory")
+		case st.Mode&unix.S_IFMT == unix.S_IFDIR:
+			c.changedInside(fd, dir, e.name, depth+1)
+		}
+	}
+}
+
+// changedRepo moves aside what the run changed among what Git executes or
+// follows in an existing repository.
+func (c *treeCheck) changedRepo(dirfd int, dir string) {
+	gitfd, err := openDir(dirfd, ".git")
+	if err != nil {
+		return
+	}
+	defer unix.Close(gitfd)
+	c.changedGitDir(gitfd, filepath.Join(dir, ".git"))
+}
+
+// changedGitDir is changedRepo for the Git directory open at gitfd.
+func (c *treeCheck) changedGitDir(gitfd int, gitdir string) {
+	var st unix.Stat_t
+	if unix.Fstatat(gitfd, "hooks", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
+		switch {
+		case st.Mode&unix.S_IFMT != unix.S_IFDIR:
+			if ctimeOf(&st) >= c.since {
+				c.q.move(gitfd, gitdir, "hooks", "the run replaced the hooks directory")
+			}
+		case ctimeOf(&st) >= c.since:
+			// The set of hooks changed, or the directory was put in
+			// place: no hook in it can be trusted.
+			c.q.hooks(gitfd, gitdir)
+		default:
+			if hfd, err := openDir(gitfd, "hooks"); err == nil {
+				for _, h := range mustEntries(hfd) {
+					var hs unix.Stat_t
+					if !strings.HasSuffix(h.name, ".sample") && !quarantinedName(h.name) && unix.Fstatat(hfd, h.name, &hs, unix.AT_SYMLINK_NOFOLLOW) == nil && ctimeOf(&hs) >= c.since {
+						c.q.move(hfd, filepath.Join(gitdir, "hooks"), h.name, "the run changed a hook")
+					}
+				}
+				unix.Close(hfd)
+			}
+		}
+	}
+	for _, f := range []string{"config", "config.worktree", "commondir"} {
+		if unix.Fstatat(gitfd, f, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || ctimeOf(&st) < c.since {
+			continue
+		}
+		if f == "commondir" {
+			if !harmlessCommondir(gitfd) {
+				c.q.move(gitfd, gitdir, f, "the run redirected Git to another directory")
+			}
+		} else if why := configRiskNamed(gitfd, f); why != "" {
+			c.q.move(gitfd, gitdir, f, why)
+		}
+	}
+}
+
+func mustEntries(fd int) []dirent {
+	es, _ := readEntries(fd, make([]byte, 8<<10))
+	return es
+}
