@@ -52,6 +52,9 @@ func main() {
 	network := flag.Bool("network", true, "measure the network allowlist's proxy (--net allow)")
 	netBytes := flag.Int64("net-bytes", 100<<20, "bytes of the download through the proxy")
 	netRequests := flag.Int("net-requests", 50, "connections per round for the proxy's latency figure")
+	tree := flag.Int("tree-files", 100000, "files in the workspace of the post-run check's figure (0: skip it)")
+	treeN := flag.Int("tree-n", 60, "paired runs for the post-run check's figure")
+	baseline := flag.String("baseline", "", "an earlier forgebox binary to compare the post-run check with")
 	flag.Parse()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		fail("bwrap is not installed (apt-get install bubblewrap): it is the reference")
@@ -100,6 +103,9 @@ func main() {
 	}
 	if *network {
 		networkBench(ws, bin, *rounds, *netRequests, *netBytes)
+	}
+	if *tree > 0 {
+		treeBench(bin, *baseline, *tree, *treeN)
 	}
 }
 
