@@ -143,6 +143,9 @@ func (b *bait) writeFiles() error {
 		{"ws/.bashrc", "# forgebox selftest bait\n", 0o644},
 		{"ws/.vscode/settings.json", "{}\n", 0o644},
 		{"ws/notes.txt", "the probe's workspace\n", 0o644},
+		{"ws/lib/inner/.git/HEAD", "ref: refs/heads/main\n", 0o644},
+		{"ws/lib/inner/.git/config", "[core]\n\trepositoryformatversion = 0\n", 0o644},
+		{"ws/lib/inner/.git/hooks/pre-commit.sample", "#!/bin/sh\nexit 0\n", 0o755},
 		{"outside/file.txt", "forgebox selftest bait: must stay as it is\n", 0o644},
 		{"outside/mode.txt", "forgebox selftest bait: mode and times must stay\n", 0o644},
 		{baitSecretFile, b.token + "\n", 0o600},
@@ -374,6 +377,13 @@ func changes(before, after fileState) (what string, metadataOnly bool) {
 	return "status changed (ctime)", true
 }
 
+// baitPlanted are the paths the probe plants that must be gone (moved
+// aside) after the run: a protected name made at the root and below, and
+// the hook and fsmonitor config of a repository put together where a
+// nested one was.
+var baitPlanted = []string{"ws/.envrc", "ws/lib/inner/.git/hooks/pre-commit", "ws/lib/inner/.git/config",
+	"ws/lib-moved/sub/.envrc", "ws/lib-moved/.vscode/tasks.json"}
+
 // check looks at the host after the main run: the bait files, the
 // sockets' backlogs, the protected name the probe created, what the run
 // moved aside, and whether the secret got out by any way at all.
@@ -399,9 +409,10 @@ func (b *bait) check(res *sandbox.Result) findings {
 		}
 		f.changed[class] = append(f.changed[class], rel+": "+what)
 	}
-	envrc := filepath.Join(baitWorkspace, ".envrc")
-	if st, _ := stateOf(b.path(envrc)); st.exists {
-		f.changed[classProtected] = append(f.changed[classProtected], envrc+": the file the probe created is still there")
+	for _, rel := range baitPlanted {
+		if st, _ := stateOf(b.path(rel)); st.exists && strings.Contains(st.content, "pwned") {
+			f.changed[classProtected] = append(f.changed[classProtected], rel+": what the probe planted is still there")
+		}
 	}
 	for _, q := range res.Quarantined {
 		if rel, err := filepath.Rel(b.root, q.Path); err == nil && !strings.HasPrefix(rel, "..") {

@@ -159,6 +159,22 @@ func plan(t target) map[string][]attempt {
 			{[]string{"append", t.path(ws + ".bashrc"), "pwned"}, "append to " + ws + ".bashrc", refused},
 			{[]string{"write", t.path(ws + ".vscode/tasks.json"), "pwned"}, "create " + ws + ".vscode/tasks.json", refused},
 			{[]string{"write", t.path(ws + ".envrc"), "pwned"}, "create " + ws + ".envrc", setup},
+			// A nested repository, reached by renaming its parent and
+			// putting a copy in its place; a repository made from
+			// nothing; protected names below the root. The host check
+			// judges what is left after the run (baitPlanted).
+			{[]string{"rename", t.path(ws + "lib"), t.path(ws + "lib-moved")}, "rename " + ws + "lib, which holds a repository", setup},
+			{[]string{"mkdir", t.path(ws + "lib")}, "make " + ws + "lib again", setup},
+			{[]string{"mkdir", t.path(ws + "lib/inner")}, "make " + ws + "lib/inner", setup},
+			{[]string{"mkdir", t.path(ws + "lib/inner/.git")}, "make " + ws + "lib/inner/.git", setup},
+			{[]string{"write", t.path(ws + "lib/inner/.git/HEAD"), "ref: refs/heads/main\n"}, "write its HEAD", setup},
+			{[]string{"mkdir", t.path(ws + "lib/inner/.git/hooks")}, "make its hooks/", setup},
+			{[]string{"write", t.path(ws + "lib/inner/.git/hooks/pre-commit"), "#!/bin/sh\npwned\n"}, "plant " + ws + "lib/inner/.git/hooks/pre-commit", setup},
+			{[]string{"write", t.path(ws + "lib/inner/.git/config"), "[core]\n\tfsmonitor = pwned\n"}, "plant core.fsmonitor in " + ws + "lib/inner/.git/config", setup},
+			{[]string{"mkdir", t.path(ws + "lib-moved/sub")}, "make " + ws + "lib-moved/sub", setup},
+			{[]string{"write", t.path(ws + "lib-moved/sub/.envrc"), "pwned"}, "create " + ws + "lib-moved/sub/.envrc", setup},
+			{[]string{"mkdir", t.path(ws + "lib-moved/.vscode")}, "create " + ws + "lib-moved/.vscode/", setup},
+			{[]string{"write", t.path(ws + "lib-moved/.vscode/tasks.json"), "pwned"}, "create " + ws + "lib-moved/.vscode/tasks.json", setup},
 		},
 		classUnixSocket: {
 			{[]string{"connect-unix", t.path(baitSocket)}, "connect to the bait's pathname socket", refused},
