@@ -15,8 +15,13 @@ import (
 // rootWatch is one writable root under the run's watch: its index, as
 // loaded before the run, and the run's registration in the store.
 type rootWatch struct {
-	root   string
-	ix     *treeIndex
+	root string
+	ix   *treeIndex
+	// loaded is closed once ix.dirs is parsed: that happens while the
+	// command runs, the check needs it only after.
+	loaded chan struct{}
+	bad    bool      // the directories part of the file is damaged
+	id     fileStamp // the index file as loaded
 	store  treeStore
 	marker string // this run's marker; "" without a store
 	start  int64  // the run's start, in ns since the epoch
@@ -26,7 +31,7 @@ type rootWatch struct {
 // registers the run, so that a later run checks what this one did even if
 // forgebox is killed before its own check.
 func watchRoot(store treeStore, root string, start time.Time) (*rootWatch, error) {
-	w := &rootWatch{root: root, store: store, start: start.UnixNano()}
+	w := &rootWatch{root: root, store: store, start: start.UnixNano(), loaded: make(chan struct{})}
 	if store.dir != "" {
 		if err := os.MkdirAll(store.dir, 0o700); err != nil {
 			return nil, fmt.Errorf("make the tree index directory %s: %w", store.dir, err)
@@ -39,9 +44,16 @@ func watchRoot(store treeStore, root string, start time.Time) (*rootWatch, error
 		if err := os.WriteFile(w.marker, nil, 0o600); err != nil {
 			return nil, fmt.Errorf("register the run: %w", err)
 		}
-		w.ix = loadTreeIndex(key+".idx", root)
+		if f := readIndexFile(key+".idx", root); f != nil {
+			w.ix, w.id = f.ix, f.id
+			go func() {
+				w.bad = !f.dirs()
+				close(w.loaded)
+			}()
+		}
 	}
 	if w.ix == nil {
+		close(w.loaded)
 		w.ix = newTreeIndex(root)
 		if err := w.ix.build(); err != nil {
 			w.unregister()
@@ -113,7 +125,14 @@ func (w *rootWatch) since() (int64, []string) {
 // root and moves it aside; it updates the index and unregisters the run.
 func (w *rootWatch) check(q *quarantine) error {
 	defer w.unregister()
+	<-w.loaded
 	ix := w.ix
+	if w.bad {
+		ix = newTreeIndex(w.root)
+		if err := ix.build(); err != nil {
+			return fmt.Errorf("index %s: %w", w.root, err)
+		}
+	}
 	if w.store.dir != "" {
 		key := w.store.key(w.root)
 		lock, err := os.OpenFile(key+".lock", os.O_RDWR|os.O_CREATE, 0o600)
@@ -125,8 +144,10 @@ func (w *rootWatch) check(q *quarantine) error {
 			return fmt.Errorf("lock the tree index of %s: %w", w.root, err)
 		}
 		// A concurrent run may have checked, and indexed, since.
-		if fresh := loadTreeIndex(key+".idx", w.root); fresh != nil {
-			ix = fresh
+		if stampOf(key+".idx") != w.id {
+			if fresh := loadTreeIndex(key+".idx", w.root); fresh != nil {
+				ix = fresh
+			}
 		}
 	}
 	since, dead := w.since()

@@ -261,12 +261,14 @@ func (ix *treeIndex) save(path string) error {
 		w.Write(b[:binary.PutUvarint(b[:], a)])
 		w.Write(b[:binary.PutUvarint(b[:], c)])
 	}
+	// The marks come first: a run needs them before it starts, the
+	// directories only once it is over.
 	put('r', ix.root, 0, 0)
-	for rel, d := range ix.dirs {
-		put('d', rel, d.ino, uint64(d.ctime))
-	}
 	for rel, ino := range ix.marks {
 		put('m', rel, ino, 0)
+	}
+	for rel, d := range ix.dirs {
+		put('d', rel, d.ino, uint64(d.ctime))
 	}
 	err = w.Flush()
 	if cerr := f.Close(); err == nil {
@@ -283,58 +285,96 @@ func (ix *treeIndex) save(path string) error {
 	return nil
 }
 
-// loadTreeIndex reads the index of root from path; nil when there is none
-// or it is unreadable, damaged, or another root's.
-func loadTreeIndex(path, root string) *treeIndex {
+// indexFile is an index as read from its file: the marks, and the
+// directories still to be parsed.
+type indexFile struct {
+	ix   *treeIndex
+	rest []byte
+	id   fileStamp
+}
+
+// fileStamp tells whether a file was replaced since it was read.
+type fileStamp struct {
+	ino, size uint64
+	mtime     int64
+}
+
+func stampOf(path string) fileStamp {
+	var st unix.Stat_t
+	if unix.Stat(path, &st) != nil {
+		return fileStamp{}
+	}
+	return fileStamp{ino: st.Ino, size: uint64(st.Size), mtime: st.Mtim.Nano()}
+}
+
+// readIndexFile reads the index of root from path up to its directories;
+// nil when there is none or it is unreadable, damaged, or another root's.
+func readIndexFile(path, root string) *indexFile {
+	id := stampOf(path)
 	data, err := os.ReadFile(path)
 	if err != nil || !strings.HasPrefix(string(data), treeMagic) {
 		return nil
 	}
 	ix := &treeIndex{root: root, dirs: map[string]dirRec{}, marks: map[string]uint64{}}
 	b := data[len(treeMagic):]
-	uv := func() (uint64, bool) {
-		v, n := binary.Uvarint(b)
-		if n <= 0 {
-			return 0, false
-		}
-		b = b[n:]
-		return v, true
-	}
-	first := true
-	for len(b) > 0 {
-		kind := b[0]
-		b = b[1:]
-		n, ok := uv()
-		if !ok || n > uint64(len(b)) {
-			return nil
-		}
-		rel := string(b[:n])
-		b = b[n:]
-		a, ok1 := uv()
-		c, ok2 := uv()
-		if !ok1 || !ok2 {
-			return nil
-		}
-		switch {
-		case first && kind == 'r':
-			if rel != root {
-				return nil
-			}
-		case first:
-			return nil
-		case kind == 'd':
-			ix.dirs[rel] = dirRec{ino: a, ctime: int64(c)}
-		case kind == 'm':
-			ix.marks[rel] = a
-		default:
-			return nil
-		}
-		first = false
-	}
-	if _, ok := ix.dirs[""]; !ok {
+	kind, rel, _, _, b, ok := indexRecord(b)
+	if !ok || kind != 'r' || rel != root {
 		return nil
 	}
-	return ix
+	for len(b) > 0 && b[0] == 'm' {
+		var ino uint64
+		if _, rel, ino, _, b, ok = indexRecord(b); !ok {
+			return nil
+		}
+		ix.marks[rel] = ino
+	}
+	return &indexFile{ix: ix, rest: b, id: id}
+}
+
+// dirs parses the directories; false when the file is damaged.
+func (f *indexFile) dirs() bool {
+	b := f.rest
+	f.ix.dirs = make(map[string]dirRec, len(b)/40)
+	for len(b) > 0 {
+		kind, rel, ino, ctime, rest, ok := indexRecord(b)
+		if !ok || kind != 'd' {
+			return false
+		}
+		f.ix.dirs[rel] = dirRec{ino: ino, ctime: int64(ctime)}
+		b = rest
+	}
+	_, ok := f.ix.dirs[""]
+	return ok
+}
+
+func indexRecord(b []byte) (kind byte, rel string, a, c uint64, rest []byte, ok bool) {
+	if len(b) == 0 {
+		return 0, "", 0, 0, nil, false
+	}
+	kind, b = b[0], b[1:]
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)-k) {
+		return 0, "", 0, 0, nil, false
+	}
+	rel, b = string(b[k:k+int(n)]), b[k+int(n):]
+	if a, k = binary.Uvarint(b); k <= 0 {
+		return 0, "", 0, 0, nil, false
+	}
+	b = b[k:]
+	if c, k = binary.Uvarint(b); k <= 0 {
+		return 0, "", 0, 0, nil, false
+	}
+	return kind, rel, a, c, b[k:], true
+}
+
+// loadTreeIndex reads a whole index; nil when there is none or it is
+// damaged.
+func loadTreeIndex(path, root string) *treeIndex {
+	f := readIndexFile(path, root)
+	if f == nil || !f.dirs() {
+		return nil
+	}
+	return f.ix
 }
 
 // treeStore is where the indexes of writable roots are kept, with a lock
