@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/forgebox/forgebox/sandbox"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -75,6 +76,11 @@ type Config struct {
 	// Record, when set, records a command run in a shell session in the
 	// history; it returns the run's history key.
 	Record func(SessionCommand) string
+	// CheckWorkspace, when set, runs the sandbox's post-run check of the
+	// writable roots now: a session's commands may plant a hook or an
+	// .envrc long before the session ends, so it runs after each command
+	// and each read of a session.
+	CheckWorkspace func() ([]sandbox.Quarantined, []string)
 
 	// ApproveHint is how a person approves a command outside the client,
 	// shown when the client cannot ask them: a command line with %s for

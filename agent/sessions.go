@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"github.com/forgebox/forgebox/sandbox"
 	"strings"
 	"time"
 
@@ -47,6 +48,9 @@ type ShellExecOutput struct {
 	Approval     *ApprovalNeeded `json:"approval_required,omitempty"`
 	Decision     *Verdict        `json:"decision,omitempty"`
 	HistoryKey   string          `json:"history_key,omitempty"`
+	// Quarantined lists protected paths the session's commands created,
+	// moved aside.
+	Quarantined []sandbox.Quarantined `json:"quarantined,omitempty"`
 }
 
 type ShellSendInput struct {
@@ -65,6 +69,9 @@ type ShellReadOutput struct {
 	Screen    session.Screen `json:"screen"`
 	AtPrompt  bool           `json:"at_prompt"`
 	Alive     bool           `json:"alive"`
+	// Quarantined lists protected paths the session's commands created,
+	// moved aside.
+	Quarantined []sandbox.Quarantined `json:"quarantined,omitempty"`
 }
 
 type SessionInput struct {
@@ -170,6 +177,11 @@ func (s *server) shellExec(ctx context.Context, req *mcp.CallToolRequest, in She
 	text := fmt.Sprintf("exit %d in %.0f ms: %s\n%s", res.ExitCode, out.DurationMS, oneLine(in.Command, 80), res.Output)
 	if res.TimedOut {
 		text = fmt.Sprintf("TIMED OUT (interrupted) after %.0f ms: %s\n%s", out.DurationMS, oneLine(in.Command, 80), res.Output)
+	}
+	var warnings []string
+	out.Quarantined, warnings = s.checkWorkspace()
+	for _, w := range warnings {
+		text += "\nforgebox: " + w
 	}
 	return textResult(text, false), out, nil
 }
@@ -290,6 +302,11 @@ func (s *server) shellRead(_ context.Context, _ *mcp.CallToolRequest, in ShellRe
 	r := sess.Read(wait)
 	out := ShellReadOutput{Output: r.Output, Truncated: r.Truncated, Screen: r.Screen, AtPrompt: r.AtPrompt, Alive: r.Alive}
 	text := fmt.Sprintf("--- new output ---\n%s\n--- screen (%dx%d, cursor row %d col %d) ---\n%s", r.Output, r.Screen.Rows, r.Screen.Cols, r.Screen.CursorRow, r.Screen.CursorCol, r.Screen.Text)
+	var warnings []string
+	out.Quarantined, warnings = s.checkWorkspace()
+	for _, w := range warnings {
+		text += "\nforgebox: " + w
+	}
 	return textResult(text, false), out, nil
 }
 
@@ -335,4 +352,13 @@ func (s *server) setCwd(id, dir string) {
 		return
 	}
 	s.cwds[id] = dir
+}
+
+// checkWorkspace runs the sandbox's check of the writable roots, when the
+// server has one.
+func (s *server) checkWorkspace() ([]sandbox.Quarantined, []string) {
+	if s.c.CheckWorkspace == nil {
+		return nil, nil
+	}
+	return s.c.CheckWorkspace()
 }

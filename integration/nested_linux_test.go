@@ -199,3 +199,36 @@ func TestKilledRunIsCheckedByTheNext(t *testing.T) {
 		}
 	})
 }
+
+// A shell session lives for hours: what its commands plant is moved aside
+// after each command, not when the session ends.
+func TestSessionPlantsAreCheckedAtOnce(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.gitRepo(e.ws)
+		p := e.payload("session")
+		line := "mkdir -p x && echo evil > x/.envrc && git init -q r && " + p.plant("r/.git")
+		// The judge asks about it and the person approves: the sandbox is
+		// under test.
+		c := e.serveMCP(func(string) string { return "once" })
+		var st struct{ Session, Cwd string }
+		if res, text := c.call("shell_start", map[string]any{}, &st); res.IsError || st.Session == "" {
+			t.Fatalf("shell_start: %s", text)
+		}
+		var out struct {
+			Ran         bool
+			Output      string
+			Quarantined []struct{ Path string } `json:"quarantined"`
+		}
+		if res, text := c.call("shell_exec", map[string]any{"session": st.Session, "command": line}, &out); res.IsError || !out.Ran {
+			t.Fatalf("shell_exec: %s", text)
+		}
+		// The session is still open.
+		if s := snap(t, filepath.Join(e.ws, "x", ".envrc")); s.exists {
+			t.Errorf("x/.envrc planted by a session command is in place while the session lives")
+		}
+		e.hostGitRuns(t, filepath.Join(e.ws, "r"), p)
+		if len(out.Quarantined) == 0 {
+			t.Errorf("shell_exec's result does not report what was moved aside: %s", out.Output)
+		}
+	})
+}

@@ -97,10 +97,10 @@ func procStart(pid int) string {
 // checking. Markers of dead runs are returned to be removed once checked.
 func (w *rootWatch) since() (int64, []string) {
 	since := w.start
-	if w.marker == "" {
+	if w.store.dir == "" {
 		return since - ctimeSlack, nil
 	}
-	dir := filepath.Dir(w.marker)
+	dir := w.store.key(w.root) + ".runs"
 	names, _ := os.ReadDir(dir)
 	var dead []string
 	for _, n := range names {
@@ -484,4 +484,42 @@ func (c *treeCheck) changedGitDir(gitfd int, gitdir string) {
 func mustEntries(fd int) []dirent {
 	es, _ := readEntries(fd, make([]byte, 8<<10))
 	return es
+}
+
+// CheckNow runs the post-run check of the spec's writable roots while a
+// run is still going: a shell session lives for hours, and what it planted
+// must not wait for its end to be moved aside. since is when the earliest
+// run to check started (the runs registered in the state directory count
+// too).
+func CheckNow(spec Spec, since time.Time) ([]Quarantined, []string, error) {
+	_, ws, err := runDirs(spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	l, _, err := runLayout(spec, ws)
+	if err != nil {
+		return nil, nil, err
+	}
+	q := quarantine{stamp: time.Now().Unix()}
+	store := spec.treeStore()
+	for _, r := range l.Writable {
+		w := &rootWatch{root: r, store: store, start: since.UnixNano(), loaded: make(chan struct{})}
+		close(w.loaded)
+		if store.dir != "" {
+			w.ix = loadTreeIndex(store.key(r)+".idx", r)
+		}
+		if w.ix == nil {
+			// Nothing to compare with: whatever is there now is the
+			// starting point of the next check.
+			w.ix = newTreeIndex(r)
+			w.bad = true
+		}
+		if err := w.check(&q); err != nil {
+			q.warnings = append(q.warnings, fmt.Sprintf("could NOT check %s for planted repositories and configuration: %v", r, err))
+		}
+	}
+	for _, m := range q.moved {
+		q.warnings = append(q.warnings, fmt.Sprintf("the command created the protected path %s (%s); it was moved to %s", m.Path, m.Why, m.MovedTo))
+	}
+	return q.moved, q.warnings, nil
 }

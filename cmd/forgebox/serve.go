@@ -65,6 +65,15 @@ type forwarding struct {
 	into *[]string
 }
 
+// String is also called on a zero forwarding, by the flag package's usage
+// text (to tell a default from a zero value).
+func (f forwarding) String() string {
+	if f.Value == nil {
+		return ""
+	}
+	return f.Value.String()
+}
+
 func (f forwarding) Set(v string) error {
 	if err := f.Value.Set(v); err != nil {
 		return err
@@ -182,7 +191,7 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 		Workspace: ctx.Workspace, Version: version, SessionID: sid, Backend: b,
 		DefaultTimeout: sf.defaultTimeout.d, MaxTimeout: sf.timeout.d, IdleTimeout: sf.idleTimeout.d,
 		ApproveHint: "forgebox policy approve --session " + sid + " --workspace " + shellQuote(ctx.Workspace) + " -c %s",
-		SessionArgv: b.sessionArgv, Record: b.record,
+		SessionArgv: b.sessionArgv, Record: b.record, CheckWorkspace: checkWorkspace(rf, ctx.Workspace, time.Now()),
 	}
 	// The file tools keep the sandbox's rules: the workspace only, its
 	// protected names read-only, --hide paths unread.
@@ -378,4 +387,21 @@ func (b *serveBackend) Approve(_ context.Context, t agent.Target, scope policy.S
 		return errors.New(cmp.Or(js.noStore, "no session to record the approval in"))
 	}
 	return js.store.add(rules)
+}
+
+// checkWorkspace is the sessions' check of the server's writable roots:
+// the sandbox's own post-run check, run while a session lives.
+func checkWorkspace(rf runFlags, workspace string, since time.Time) func() ([]sandbox.Quarantined, []string) {
+	return func() ([]sandbox.Quarantined, []string) {
+		spec, err := rf.spec(nil)
+		if err != nil {
+			return nil, []string{"could NOT check the workspace for planted repositories and configuration: " + err.Error()}
+		}
+		spec.Workspace, spec.Dir = workspace, workspace
+		moved, warnings, err := sandbox.CheckNow(spec, since)
+		if err != nil {
+			warnings = append(warnings, "could NOT check the workspace for planted repositories and configuration: "+err.Error())
+		}
+		return moved, warnings
+	}
 }
