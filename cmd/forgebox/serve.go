@@ -191,7 +191,7 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 		Workspace: ctx.Workspace, Version: version, SessionID: sid, Backend: b,
 		DefaultTimeout: sf.defaultTimeout.d, MaxTimeout: sf.timeout.d, IdleTimeout: sf.idleTimeout.d,
 		ApproveHint: "forgebox policy approve --session " + sid + " --workspace " + shellQuote(ctx.Workspace) + " -c %s",
-		SessionArgv: b.sessionArgv, Record: b.record, CheckWorkspace: checkWorkspace(rf, ctx.Workspace, time.Now()),
+		SessionArgv: b.sessionArgv, Record: b.record, CheckWorkspace: checkWorkspace(rf, ctx.Workspace),
 	}
 	// The file tools keep the sandbox's rules: the workspace only, its
 	// protected names read-only, --hide paths unread.
@@ -390,15 +390,17 @@ func (b *serveBackend) Approve(_ context.Context, t agent.Target, scope policy.S
 }
 
 // checkWorkspace is the sessions' check of the server's writable roots:
-// the sandbox's own post-run check, run while a session lives.
-func checkWorkspace(rf runFlags, workspace string, since time.Time) func() ([]sandbox.Quarantined, []string) {
+// the sandbox's own post-run check, run while a session lives. It looks at
+// what changed since the earliest run still going (or never checked)
+// started: the sessions' runs registered that in the state directory.
+func checkWorkspace(rf runFlags, workspace string) func() ([]sandbox.Quarantined, []string) {
 	return func() ([]sandbox.Quarantined, []string) {
 		spec, err := rf.spec(nil)
 		if err != nil {
 			return nil, []string{"could NOT check the workspace for planted repositories and configuration: " + err.Error()}
 		}
 		spec.Workspace, spec.Dir = workspace, workspace
-		moved, warnings, err := sandbox.CheckNow(spec, since)
+		moved, warnings, err := sandbox.CheckNow(spec, time.Now())
 		if err != nil {
 			warnings = append(warnings, "could NOT check the workspace for planted repositories and configuration: "+err.Error())
 		}
