@@ -232,3 +232,36 @@ func TestSessionPlantsAreCheckedAtOnce(t *testing.T) {
 		}
 	})
 }
+
+// A submodule's Git directory planted in an existing repository's
+// .git/modules (git submodule update would check it out and run its
+// hooks), and a directory the run made unreadable so that nothing in it
+// could be checked.
+func TestPlantedSubmoduleAndUnreadableDirectory(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.gitRepo(e.ws)
+		e.mustRun(t, "true") // the index knows the repository
+		p := e.payload("module")
+		e.mustRun(t, strings.Join([]string{
+			"set -e",
+			"git init -q tmpl && mkdir -p .git/modules && mv tmpl/.git .git/modules/evil && rm -r tmpl",
+			p.plant(".git/modules/evil"),
+			"mkdir -p hidden/r && git init -q hidden/r",
+			p.plant("hidden/r/.git"),
+			"chmod 000 hidden",
+		}, "\n"))
+		evil := filepath.Join(e.ws, ".git", "modules", "evil")
+		if s := snap(t, filepath.Join(evil, "hooks", "pre-commit")); s.exists {
+			t.Errorf("the planted submodule's hook is in place")
+		}
+		if s := snap(t, filepath.Join(evil, "config")); strings.Contains(s.content, "fsmonitor") {
+			t.Errorf("the planted submodule's config still sets core.fsmonitor")
+		}
+		// The person makes the directory readable again and runs git.
+		hidden := filepath.Join(e.ws, "hidden")
+		if s := snap(t, hidden); s.exists {
+			os.Chmod(hidden, 0o755)
+			e.hostGitRuns(t, filepath.Join(hidden, "r"), p)
+		}
+	})
+}

@@ -24,6 +24,10 @@ var safeConfig = map[string]bool{
 	"remote.*.tagopt": true, "remote.*.prune": true, "remote.*.mirror": true,
 	"pull.rebase": true, "pull.ff": true, "push.default": true, "push.autosetupremote": true, "fetch.prune": true,
 	"merge.ff": true, "merge.conflictstyle": true, "color.ui": true,
+	// What git submodule writes: a submodule's Git directory names its
+	// worktree, the superproject names its submodules (but not
+	// submodule.*.update, which may be "!command").
+	"core.worktree": true, "submodule.*.url": true, "submodule.*.active": true, "submodule.*.branch": true,
 }
 
 // configTextRisk reads a new repository's Git config and says why it must

@@ -90,7 +90,26 @@ func (q *quarantine) check(dirfd int, dir string, w watch) {
 // newRepo strips a Git directory made during the run (a .git, or a bare
 // repository) of what Git would execute or follow.
 func (q *quarantine) newRepo(gitfd int, gitdir string) {
+	q.newRepoAt(gitfd, gitdir, 0)
+}
+
+// gitNestMax bounds how deep submodules' Git directories are followed.
+const gitNestMax = 4
+
+func (q *quarantine) newRepoAt(gitfd int, gitdir string, level int) {
 	var st unix.Stat_t
+	// Submodules' Git directories (git submodule update would check them
+	// out, running their hooks) and linked worktrees' configuration.
+	if level < gitNestMax {
+		eachSubdir(gitfd, "modules", func(fd int, name string) {
+			q.newRepoAt(fd, filepath.Join(gitdir, "modules", name), level+1)
+		})
+	}
+	eachSubdir(gitfd, "worktrees", func(fd int, name string) {
+		if why := configRiskNamed(fd, "config.worktree"); why != "" {
+			q.move(fd, filepath.Join(gitdir, "worktrees", name), "config.worktree", why)
+		}
+	})
 	q.hooks(gitfd, gitdir)
 	for _, f := range []string{"commondir", "config.worktree"} {
 		if f == "commondir" && harmlessCommondir(gitfd) {
@@ -120,6 +139,25 @@ func (q *quarantine) hooks(gitfd int, gitdir string) {
 	for n := range listDirFD(hooksfd) {
 		if !strings.HasSuffix(n, ".sample") && !quarantinedName(n) {
 			q.move(hooksfd, filepath.Join(gitdir, "hooks"), n, "a hook of a repository made during the run")
+		}
+	}
+}
+
+// eachSubdir calls fn with each directory in dirfd's subdirectory sub,
+// opened without following symlinks.
+func eachSubdir(dirfd int, sub string, fn func(fd int, name string)) {
+	sfd, err := openDir(dirfd, sub)
+	if err != nil {
+		return
+	}
+	defer unix.Close(sfd)
+	for name, mode := range listDirFD(sfd) {
+		if !mode.IsDir() {
+			continue
+		}
+		if fd, err := openDir(sfd, name); err == nil {
+			fn(fd, name)
+			unix.Close(fd)
 		}
 	}
 }

@@ -211,6 +211,9 @@ func (c *treeCheck) run() error {
 		fd, err := openBeneath(c.rootfd, rel)
 		if err != nil {
 			c.drop(rel)
+			if (err == unix.EACCES || err == unix.EPERM) && inRun[rel] && rel != "" {
+				c.unreadable(rel)
+			}
 			continue
 		}
 		err = c.changedDir(fd, rel, inRun[rel])
@@ -241,6 +244,19 @@ func (c *treeCheck) run() error {
 		unix.Close(fd)
 	}
 	return nil
+}
+
+// unreadable moves aside a directory the run made unreadable, from its
+// parent.
+func (c *treeCheck) unreadable(rel string) {
+	dir, name := filepath.Split(rel)
+	dir = strings.TrimSuffix(dir, "/")
+	fd, err := openBeneath(c.rootfd, dir)
+	if err != nil {
+		return // its parent is unreadable too: moved aside from there
+	}
+	defer unix.Close(fd)
+	c.q.move(fd, c.abs(dir), name, "the run made it unreadable: forgebox cannot check what it holds")
 }
 
 // drop forgets a directory that is gone or was replaced, and all below it.
@@ -325,8 +341,12 @@ func (c *treeCheck) changedDir(fd int, rel string, inRun bool) error {
 // its own times say (a tree prepared earlier and renamed into place).
 func (c *treeCheck) newDir(parent int, parentRel string, e dirent, inRun bool) error {
 	fd, err := unix.Openat(parent, e.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if (err == unix.EACCES || err == unix.EPERM) && inRun {
+		c.q.move(parent, c.abs(parentRel), e.name, "the run made it unreadable: forgebox cannot check what it holds")
+		return nil
+	}
 	if err != nil {
-		return nil // moved aside above, or unreadable
+		return nil // moved aside above
 	}
 	defer unix.Close(fd)
 	err = c.ix.walk(fd, relJoin(parentRel, e.name), c.buf, func(dirfd int, dirRel string, pe dirent) {
@@ -370,6 +390,9 @@ func isProtectedRel(rel string) bool {
 func (c *treeCheck) appeared(dirfd int, dirRel string, e dirent) {
 	dir := c.abs(dirRel)
 	switch {
+	case e.typ == dtUnreadable:
+		c.q.move(dirfd, dir, e.name, "the run made it unreadable: forgebox cannot check what it holds")
+		return
 	case e.name == "HEAD": // dirfd is a bare repository
 		c.q.newRepo(dirfd, dir)
 		return
@@ -386,12 +409,18 @@ func (c *treeCheck) appeared(dirfd int, dirRel string, e dirent) {
 // brought into place counts as changed.
 func (c *treeCheck) existing(dirfd int, dirRel string, e dirent) {
 	dir := c.abs(dirRel)
-	if e.name == "HEAD" {
+	if e.name == "HEAD" && e.typ != dtUnreadable {
 		c.changedGitDir(dirfd, dir)
 		return
 	}
 	var st unix.Stat_t
 	if unix.Fstatat(dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+		return
+	}
+	if e.typ == dtUnreadable {
+		if ctimeOf(&st) >= c.since {
+			c.q.move(dirfd, dir, e.name, "the run made it unreadable: forgebox cannot check what it holds")
+		}
 		return
 	}
 	switch {
@@ -444,7 +473,31 @@ func (c *treeCheck) changedRepo(dirfd int, dir string) {
 
 // changedGitDir is changedRepo for the Git directory open at gitfd.
 func (c *treeCheck) changedGitDir(gitfd int, gitdir string) {
+	c.changedGitDirAt(gitfd, gitdir, 0)
+}
+
+func (c *treeCheck) changedGitDirAt(gitfd int, gitdir string, level int) {
 	var st unix.Stat_t
+	// A submodule's Git directory that appeared (or was renamed into
+	// place: that sets its ctime) is a repository made during the run.
+	if level < gitNestMax {
+		eachSubdir(gitfd, "modules", func(fd int, name string) {
+			var ms unix.Stat_t
+			if unix.Fstat(fd, &ms) == nil && ctimeOf(&ms) >= c.since {
+				c.q.newRepo(fd, filepath.Join(gitdir, "modules", name))
+			} else {
+				c.changedGitDirAt(fd, filepath.Join(gitdir, "modules", name), level+1)
+			}
+		})
+	}
+	eachSubdir(gitfd, "worktrees", func(fd int, name string) {
+		var ws unix.Stat_t
+		if unix.Fstatat(fd, "config.worktree", &ws, unix.AT_SYMLINK_NOFOLLOW) == nil && ctimeOf(&ws) >= c.since {
+			if why := configRiskNamed(fd, "config.worktree"); why != "" {
+				c.q.move(fd, filepath.Join(gitdir, "worktrees", name), "config.worktree", why)
+			}
+		}
+	})
 	if unix.Fstatat(gitfd, "hooks", &st, unix.AT_SYMLINK_NOFOLLOW) == nil {
 		switch {
 		case st.Mode&unix.S_IFMT != unix.S_IFDIR:

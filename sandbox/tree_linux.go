@@ -89,6 +89,10 @@ func openBeneath(rootfd int, rel string) (int, error) {
 	})
 }
 
+// dtUnreadable marks, in the walk's reports, a directory that cannot be
+// listed or entered.
+const dtUnreadable = 0xff
+
 // dirent is one entry of a directory, as getdents reports it.
 type dirent struct {
 	name string
@@ -185,7 +189,12 @@ func (ix *treeIndex) walk(fd int, rel string, buf []byte, found func(dirfd int, 
 		}
 		cfd, err := unix.Openat(fd, e.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
-			continue // unreadable: nothing below can be listed by anyone but its owner
+			// Unreadable: what is below cannot be checked. The check
+			// decides (a directory the run made unreadable goes).
+			if found != nil && (err == unix.EACCES || err == unix.EPERM) {
+				found(fd, rel, dirent{name: e.name, ino: e.ino, typ: dtUnreadable})
+			}
+			continue
 		}
 		err = ix.walk(cfd, relJoin(rel, e.name), buf, found)
 		unix.Close(cfd)
