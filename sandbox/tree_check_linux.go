@@ -200,9 +200,7 @@ func (c *treeCheck) run() error {
 			c.ix.dirty = true
 		}
 	}
-	for _, rel := range gone {
-		c.drop(rel)
-	}
+	c.dropAll(gone)
 	slices.SortFunc(changed, func(a, b string) int { return relDepth(a) - relDepth(b) })
 	for _, rel := range changed {
 		if _, ok := c.ix.dirs[rel]; !ok {
@@ -257,6 +255,41 @@ func (c *treeCheck) unreadable(rel string) {
 	}
 	defer unix.Close(fd)
 	c.q.move(fd, c.abs(dir), name, "the run made it unreadable: forgebox cannot check what it holds")
+}
+
+// dropAll forgets directories that are gone or were replaced, and all
+// below them, in one pass (a removed node_modules is thousands).
+func (c *treeCheck) dropAll(gone []string) {
+	if len(gone) == 0 {
+		return
+	}
+	set := make(map[string]bool, len(gone))
+	for _, g := range gone {
+		set[g] = true
+	}
+	below := func(rel string) bool {
+		for {
+			if set[rel] {
+				return true
+			}
+			i := strings.LastIndexByte(rel, '/')
+			if i < 0 {
+				return rel != "" && set[""]
+			}
+			rel = rel[:i]
+		}
+	}
+	for r := range c.ix.dirs {
+		if below(r) {
+			delete(c.ix.dirs, r)
+		}
+	}
+	for r := range c.ix.marks {
+		if d, _ := filepath.Split(r); below(strings.TrimSuffix(d, "/")) {
+			delete(c.ix.marks, r)
+		}
+	}
+	c.ix.dirty = true
 }
 
 // drop forgets a directory that is gone or was replaced, and all below it.

@@ -1,0 +1,90 @@
+package sandbox
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+// The post-run check, without a sandbox: the "run" is what the test does
+// between watchRoot and check. Each case lists what must be moved aside.
+func TestTreeCheck(t *testing.T) {
+	sh := func(t *testing.T, dir, line string) {
+		t.Helper()
+		cmd := exec.Command("sh", "-ec", line)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%s: %v\n%s", line, err, out)
+		}
+	}
+	for _, tc := range []struct {
+		name, before, run string
+		moved            []string
+	}{
+		{"nothing planted", "mkdir -p a/b && git init -q r", "echo x > a/b/f && mkdir c && rm -r a", nil},
+		{"nested .envrc", "mkdir -p a/b", "echo x > a/b/.envrc", []string{"a/b/.envrc"}},
+		{"new repository's hook", "", "git init -q n && echo x > n/.git/hooks/pre-commit",
+			[]string{"n/.git/hooks/pre-commit"}},
+		{"existing repository's hook", "git init -q r", "echo x > r/.git/hooks/pre-commit",
+			[]string{"r/.git/hooks/pre-commit"}},
+		{"existing .envrc changed in place", "mkdir a && echo ok > a/.envrc", "echo evil >> a/.envrc", []string{"a/.envrc"}},
+		{"renamed parent, repository copied", "mkdir -p p && git init -q p/r",
+			"mv p q && mkdir -p p && cp -a q/r p/r && git --git-dir=p/r/.git config core.fsmonitor x",
+			[]string{"p/r/.git/config"}},
+		{"staged Git directory renamed into place", "git init -q s && mv s/.git staged && rm -r s && echo x > staged/hooks/pre-commit && rm staged/HEAD",
+			"mkdir t && mv staged t/.git && echo 'ref: refs/heads/main' > t/.git/HEAD", []string{"t/.git/hooks/pre-commit"}},
+		{"bare repository", "mkdir docs", "git init -q --bare docs && echo x > docs/hooks/pre-commit", []string{"docs/hooks/pre-commit"}},
+		{"whole tree removed", "mkdir -p nm/a/b/c nm/d/e && git init -q nm/d/e/r", "rm -rf nm && mkdir nm", nil},
+		{"unreadable directory", "", "mkdir -p h/r && chmod 000 h", []string{"h"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := t.TempDir()
+			store := treeStore{dir: t.TempDir()}
+			if tc.before != "" {
+				sh(t, ws, tc.before)
+			}
+			time.Sleep(60 * time.Millisecond) // past the ctime slack
+			w, err := watchRoot(store, ws, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			sh(t, ws, tc.run)
+			var q quarantine
+			if err := w.check(&q); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, m := range q.moved {
+				rel, _ := filepath.Rel(ws, m.Path)
+				got = append(got, rel)
+			}
+			slices.Sort(got)
+			if os.Getuid() == 0 && tc.name == "unreadable directory" {
+				// Root reads it anyway: nothing there to move.
+				got, tc.moved = nil, nil
+			}
+			if !slices.Equal(got, tc.moved) {
+				t.Errorf("moved %q, want %q (warnings %q)", got, tc.moved, q.warnings)
+			}
+			os.Chmod(filepath.Join(ws, "h"), 0o755)
+			// The next check starts from what this one saw.
+			time.Sleep(60 * time.Millisecond)
+			w, err = watchRoot(store, ws, time.Now())
+			if err != nil {
+				t.Fatal(err)
+			}
+			q = quarantine{}
+			if err := w.check(&q); err != nil || len(q.moved) != 0 {
+				t.Errorf("a run that did nothing: moved %v, err %v", q.moved, err)
+			}
+			if entries, _ := os.ReadDir(filepath.Join(store.dir)); !slices.ContainsFunc(entries, func(e os.DirEntry) bool { return strings.HasSuffix(e.Name(), ".idx") }) {
+				t.Errorf("no index kept in %s", store.dir)
+			}
+		})
+	}
+}
