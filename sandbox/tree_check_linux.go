@@ -20,11 +20,13 @@ type rootWatch struct {
 	// loaded is closed once ix.dirs is parsed: that happens while the
 	// command runs, the check needs it only after.
 	loaded chan struct{}
-	bad    bool      // the directories part of the file is damaged
-	id     fileStamp // the index file as loaded
-	store  treeStore
-	marker string // this run's marker; "" without a store
-	start  int64  // the run's start, in ns since the epoch
+	bad    bool // the directories part of the file is damaged
+	// warning says what the run lacks when the store cannot be used.
+	warning string
+	id      fileStamp // the index file as loaded
+	store   treeStore
+	marker  string // this run's marker; "" without a store
+	start   int64  // the run's start, in ns since the epoch
 }
 
 // watchRoot loads the index of root (building it when there is none) and
@@ -33,18 +35,19 @@ type rootWatch struct {
 func watchRoot(store treeStore, root string, start time.Time) (*rootWatch, error) {
 	w := &rootWatch{root: root, store: store, start: start.UnixNano(), loaded: make(chan struct{})}
 	if store.dir != "" {
-		if err := os.MkdirAll(store.dir, 0o700); err != nil {
-			return nil, fmt.Errorf("make the tree index directory %s: %w", store.dir, err)
-		}
 		key := store.key(root)
-		if err := os.MkdirAll(key+".runs", 0o700); err != nil {
-			return nil, fmt.Errorf("make %s: %w", key+".runs", err)
-		}
 		w.marker = filepath.Join(key+".runs", fmt.Sprintf("%d-%d-%s", w.start, os.Getpid(), procStart(os.Getpid())))
-		if err := os.WriteFile(w.marker, nil, 0o600); err != nil {
-			return nil, fmt.Errorf("register the run: %w", err)
+		err := os.MkdirAll(key+".runs", 0o700)
+		if err == nil {
+			err = os.WriteFile(w.marker, nil, 0o600)
 		}
-		if f := readIndexFile(key+".idx", root); f != nil {
+		if err != nil {
+			// Still checked after the run, against an index made now;
+			// only a run whose forgebox is killed goes unchecked.
+			w.warning = fmt.Sprintf("cannot keep the index of %s in %s (%v): this run indexes it from scratch, and if forgebox is killed before the run ends, what it planted there is not checked; set XDG_STATE_HOME to a writable directory", root, store.dir, err)
+			w.store, w.marker = treeStore{}, ""
+		}
+		if f := readIndexFile(key+".idx", root); w.store.dir != "" && f != nil {
 			w.ix, w.id = f.ix, f.id
 			go func() {
 				w.bad = !f.dirs()
@@ -59,10 +62,11 @@ func watchRoot(store treeStore, root string, start time.Time) (*rootWatch, error
 			w.unregister()
 			return nil, fmt.Errorf("index %s: %w", root, err)
 		}
-		if store.dir != "" {
-			if err := w.ix.save(store.key(root) + ".idx"); err != nil {
+		if w.store.dir != "" {
+			if err := w.ix.save(w.store.key(root) + ".idx"); err != nil {
 				w.unregister()
-				return nil, err
+				w.warning = fmt.Sprintf("cannot keep the index of %s (%v): the next run indexes it from scratch, and if forgebox is killed before the run ends, what it planted there is not checked", root, err)
+				w.store = treeStore{}
 			}
 		}
 	}

@@ -24,7 +24,7 @@ func TestTreeCheck(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, before, run string
-		moved            []string
+		moved             []string
 	}{
 		{"nothing planted", "mkdir -p a/b && git init -q r", "echo x > a/b/f && mkdir c && rm -r a", nil},
 		{"nested .envrc", "mkdir -p a/b", "echo x > a/b/.envrc", []string{"a/b/.envrc"}},
