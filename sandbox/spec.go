@@ -105,6 +105,12 @@ type Spec struct {
 	Limits Limits
 	// BestEffort runs with what the host supports instead of refusing.
 	BestEffort bool
+	// AllowUnixSockets lets the command create Unix sockets
+	// (socket(AF_UNIX), datagram socketpairs), for servers such as tmux or
+	// a test database on a socket. Without it no pathname Unix socket is
+	// reachable; with it, only those bound on the host when the run
+	// starts are covered, and one bound later is reachable (Linux).
+	AllowUnixSockets bool
 }
 
 // Allowlist is what NetAllow lets the command reach.
