@@ -61,6 +61,7 @@ var classes = []class{
 	{classIOURing, "io_uring", []layer{layerSeccomp}},
 	{classTIOCSTI, "inject terminal input (TIOCSTI)", []layer{layerSeccomp}},
 	{classSetuid, "escalate through a setuid binary", []layer{layerNoNewPrivs, layerMounts, layerUserNS}},
+	setidClass,
 	{classUserNS, "create a nested user namespace", []layer{layerSeccomp}},
 	{classPids, "escape the task limit (fork bomb)", nil},
 	{classMemory, "escape the memory limit", nil},
