@@ -205,6 +205,10 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 	for _, w := range res.Warnings {
 		e.errorf("warning: %s", w)
 	}
+	hint := unixSocketAdvice(res)
+	if hint != "" && !f.jsonOut {
+		e.errorf("%s", hint)
+	}
 	if !f.jsonOut {
 		for _, line := range refusedConnections(res.Connections, 5) {
 			e.errorf("%s", line)
@@ -223,6 +227,9 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 			out.Warnings = append(out.Warnings, j.warnings...)
 		}
 		out.Warnings = append(out.Warnings, historyWarnings...)
+		if hint != "" {
+			out.Warnings = append(out.Warnings, hint)
+		}
 		e.printJSON(out)
 	}
 	if res.OOMKilled && res.Enforced.Limits != nil {
