@@ -112,7 +112,7 @@
 // Compile supports amd64 and arm64, where clone's flags are its first
 // argument and errno values follow asm-generic; elsewhere it fails with
 // errors.ErrUnsupported rather than guess. Syscalls newer than the
-// libseccomp it is built with (open_tree_attr,
-// fchmodat2) take their numbers from
-// golang.org/x/sys/unix.
+// libseccomp it is built with (open_tree_attr; fchmodat2 where it is
+// unknown, though Debian 12's 2.5.4 resolves it to 452) take their numbers
+// from golang.org/x/sys/unix.
 package seccomp
