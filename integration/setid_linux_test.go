@@ -2,6 +2,7 @@ package integration
 
 import (
 	"archive/tar"
+	"archive/zip"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -18,6 +19,8 @@ func TestNoSetidFilesLeftBehind(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		writeSetidTar(t, filepath.Join(e.ws, "a.tar"))
 		e.chown(filepath.Join(e.ws, "a.tar"))
+		writeSetidZip(t, filepath.Join(e.ws, "a.zip"))
+		e.chown(filepath.Join(e.ws, "a.zip"))
 		// Real tools first, as an attacker (or an archive) would use them.
 		lines := []string{
 			"cp /bin/sh sush && chmod 4755 sush",
@@ -27,6 +30,7 @@ func TestNoSetidFilesLeftBehind(t *testing.T) {
 			"install -m 2755 -d instdir",
 			"mkdir x && tar -xpf a.tar -C x",
 			"mkdir y && tar --same-owner -xpf a.tar -C y",
+			"mkdir z && unzip -K a.zip -d z", // -K: keep setuid and setgid bits
 			`python3 -c 'import os; os.close(os.open("pyopen", os.O_CREAT|os.O_WRONLY, 0o4755))'`,
 			`python3 -c 'import os; open("pych", "w").close(); os.chmod("pych", 0o6755)'`,
 			"mkdir -m 2755 mk",
@@ -103,6 +107,27 @@ func writeSetidTar(t *testing.T, path string) {
 			w.Write([]byte(body))
 		}
 	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// writeSetidZip writes a zip archive holding a setuid file.
+func writeSetidZip(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := zip.NewWriter(f)
+	h := &zip.FileHeader{Name: "zsuid", Method: zip.Store}
+	h.SetMode(fs.ModeSetuid | 0o755)
+	zw, err := w.CreateHeader(h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	zw.Write([]byte("#!/bin/sh\nid\n"))
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
