@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -134,4 +135,40 @@ func enforcedField(t *testing.T, res runResult, name string) string {
 	en, _ := res.raw["enforced"].(map[string]any)
 	s, _ := en[name].(string)
 	return s
+}
+
+// An MCP shell session lives for hours; a host socket bound while it
+// lives is the case class 6 is about. The session's forgebox run takes the
+// server's run flags, so it gets the same filter: refused by default,
+// reachable with serve --allow-unix-sockets.
+func TestSessionLateHostSocket(t *testing.T) {
+	forEachModeSerial(t, func(t *testing.T, e *env) {
+		e = judgedEnv(t, e)
+		// The judge is not what this is about.
+		e.write(filepath.Join(e.configHome(), "forgebox", "config.json"), `{"forgebox": {"rules": {"allow": [{"pattern": "*"}]}}}`)
+		for i, c := range []struct {
+			flags    []string
+			errno    string
+			accepted int32
+		}{
+			{nil, `"errno":"EPERM"`, 0},
+			{[]string{"--allow-unix-sockets"}, `"ok":true`, 1},
+		} {
+			sock := filepath.Join(e.home, "s"+string(rune('0'+i))+".sock")
+			line := probe + " 'connect-unix " + sock + "'"
+			cl := e.serveMCP(nil, append([]string{"--ro", binDir}, c.flags...)...)
+			var st struct{ Session string }
+			if res, text := cl.call("shell_start", map[string]any{}, &st); res.IsError || st.Session == "" {
+				t.Fatalf("shell_start: %s", text)
+			}
+			// Bound after the session started.
+			l := e.listenUnix(sock)
+			var out shellOut
+			_, text := cl.call("shell_exec", map[string]any{"session": st.Session, "command": line}, &out)
+			if !out.Ran || !strings.Contains(out.Output, c.errno) {
+				t.Errorf("serve %q: session ran %q: %s; want %s", c.flags, line, text, c.errno)
+			}
+			l.wantAccepted(t, sock, int(c.accepted))
+		}
+	})
 }
