@@ -31,8 +31,11 @@ func TestSeccompRefusesEscapes(t *testing.T) {
 		// MPTCP gets the answer of a kernel without it, so programs fall
 		// back to plain TCP, which Landlock sees.
 		blocked(t, e.probe(nil, "socket inet mptcp"), "EPROTONOSUPPORT")
+		// Unix sockets only with the opt-in (TestLateHostSocketUnreachable).
+		blocked(t, e.probe(nil, "socket unix"), "EPERM")
 		// The control: what the filter must leave alone.
-		allowed(t, e.probe([]string{"--net", "host"}, "socket inet", "socket unix"))
+		allowed(t, e.probe([]string{"--net", "host"}, "socket inet"))
+		allowed(t, e.probe([]string{"--allow-unix-sockets"}, "socket unix"))
 	})
 }
 

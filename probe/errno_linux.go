@@ -25,7 +25,7 @@ var errnoNames = map[syscall.Errno]string{
 	syscall.EPROTONOSUPPORT: "EPROTONOSUPPORT",
 	syscall.EROFS:           "EROFS", syscall.EACCES: "EACCES", syscall.EPERM: "EPERM", syscall.ENOENT: "ENOENT",
 	syscall.EBUSY: "EBUSY", syscall.ECONNREFUSED: "ECONNREFUSED", syscall.ENETUNREACH: "ENETUNREACH",
-	syscall.ESRCH: "ESRCH", syscall.ENOTTY: "ENOTTY", syscall.ENXIO: "ENXIO", syscall.EXDEV: "EXDEV",
+	syscall.ESRCH: "ESRCH", syscall.ENOTTY: "ENOTTY", syscall.ENXIO: "ENXIO", syscall.EXDEV: "EXDEV", syscall.EISCONN: "EISCONN",
 	syscall.EEXIST: "EEXIST", syscall.ENOTDIR: "ENOTDIR", syscall.EISDIR: "EISDIR", syscall.EINVAL: "EINVAL",
 	syscall.ELOOP: "ELOOP", syscall.ENOTEMPTY: "ENOTEMPTY", syscall.EHOSTUNREACH: "EHOSTUNREACH",
 	syscall.ETIMEDOUT: "ETIMEDOUT", syscall.EOPNOTSUPP: "EOPNOTSUPP", syscall.ENOSYS: "ENOSYS",

@@ -248,6 +248,9 @@ func do(op string, a []string) (string, error) {
 	if out, err, ok := kernelOp(op, a); ok {
 		return out, err
 	}
+	if out, err, ok := modeOp(op, a); ok {
+		return out, err
+	}
 	if out, err, ok := resourceOp(op, a); ok {
 		return out, err
 	}

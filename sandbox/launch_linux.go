@@ -47,7 +47,7 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	filter := compileSeccomp(spec.network())
+	filter := compileSeccomp(spec)
 	limits := startLimits(spec)
 	err = p.planView(spec, tl)
 	// The group is the run's to remove, whatever happens next.

@@ -130,11 +130,12 @@ type compiled struct {
 }
 
 // compileSeccomp compiles the run's filter while the rest is planned: it
-// depends only on the network mode.
-func compileSeccomp(net Network) <-chan compiled {
+// depends only on the network mode and on whether Unix sockets are allowed.
+func compileSeccomp(s Spec) <-chan compiled {
+	o := seccomp.Options{RestrictNetwork: s.network() != NetHost, AllowUnixSockets: s.AllowUnixSockets}
 	ch := make(chan compiled, 1)
 	go func() {
-		prog, err := seccomp.Compile(seccomp.Options{RestrictNetwork: net != NetHost})
+		prog, err := seccomp.Compile(o)
 		ch <- compiled{prog, err}
 	}()
 	return ch
@@ -148,10 +149,15 @@ func (p *prepared) useSeccomp(s Spec, c compiled) error {
 			return &UnavailableError{Layer: "seccomp", Reason: c.err.Error(), Err: c.err}
 		}
 		p.enforced.Missing = append(p.enforced.Missing, "seccomp filter ("+c.err.Error()+")")
+		p.enforced.UnixSockets = UnixSocketsAllowed
 		return nil
 	}
 	p.child.Seccomp = c.prog.BPF
 	p.enforced.Seccomp = true
 	p.enforced.SeccompDenied = c.prog.Denied
+	p.enforced.UnixSockets = UnixSocketsRefused
+	if s.AllowUnixSockets {
+		p.enforced.UnixSockets = UnixSocketsAllowed
+	}
 	return nil
 }

@@ -110,6 +110,12 @@ type Captured struct {
 // Truncated reports whether bytes were dropped.
 func (c Captured) Truncated() bool { return c.Omitted > 0 }
 
+// Values of Enforced.UnixSockets.
+const (
+	UnixSocketsRefused = "refused"
+	UnixSocketsAllowed = "allowed"
+)
+
 // Enforced says what isolation was really applied to a run.
 type Enforced struct {
 	// Sandbox is false when --best-effort fell back to running without
@@ -152,6 +158,11 @@ type Enforced struct {
 	// names what it refuses.
 	Seccomp       bool     `json:"seccomp"`
 	SeccompDenied []string `json:"seccomp_denied"`
+	// UnixSockets is UnixSocketsRefused when the filter refuses
+	// socket(AF_UNIX), so no pathname Unix socket is reachable, and
+	// UnixSocketsAllowed when the command may create them
+	// (Spec.AllowUnixSockets, or no filter); empty where no sandbox applies.
+	UnixSockets string `json:"unix_sockets,omitempty"`
 	// NoNewPrivs and Capabilities: the command cannot gain privileges
 	// (setuid bits, file capabilities) and starts with every capability
 	// set empty ("none").

@@ -109,6 +109,12 @@ type Spec struct {
 	// each writable root that the post-run check compares with); empty
 	// keeps nothing, and each run then indexes its roots from scratch.
 	StateDir string
+	// AllowUnixSockets lets the command create Unix sockets
+	// (socket(AF_UNIX), datagram socketpairs), for servers such as tmux or
+	// a test database on a socket. Without it no pathname Unix socket is
+	// reachable; with it, only those bound on the host when the run
+	// starts are covered, and one bound later is reachable (Linux).
+	AllowUnixSockets bool
 }
 
 // Allowlist is what NetAllow lets the command reach.

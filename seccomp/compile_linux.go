@@ -88,6 +88,8 @@ func syscallNumber(name string) (nr libseccomp.ScmpSyscall, ok bool, err error) 
 	switch name {
 	case "open_tree_attr":
 		return unix.SYS_OPEN_TREE_ATTR, true, nil
+	case "fchmodat2":
+		return unix.SYS_FCHMODAT2, true, nil
 	}
 	major, minor, micro := libseccomp.GetLibraryVersion()
 	return 0, false, fmt.Errorf("syscall %q unknown to libseccomp %d.%d.%d", name, major, minor, micro)

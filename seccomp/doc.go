@@ -33,6 +33,27 @@
 //     TIOCSETD (line disciplines) fail with EPERM. The request is compared
 //     on its low 32 bits, which is all the kernel reads, so garbage in the
 //     upper half cannot slip past.
+//   - No setuid or setgid bit on anything the sandbox creates or changes: a
+//     file left in a writable root outlives the run, and a setuid shell
+//     made by a command running as root makes any host user root. chmod,
+//     fchmod, fchmodat, fchmodat2, mknod, mknodat and creat fail with EPERM
+//     when their mode has S_ISUID or S_ISGID, and open and openat when they
+//     create (O_CREAT, O_TMPFILE) with such a mode. openat2 fails with
+//     ENOSYS: its mode sits in a struct the filter cannot read, and its
+//     callers (systemd, runc; not glibc 2.36's open, Go's os package, nor
+//     Python) fall back to openat. mkdir needs no rule: the kernel keeps
+//     only a directory's permission and sticky bits, and setgid comes only
+//     from a setgid parent the host made. Capabilities are all dropped, so
+//     security.capability xattrs cannot be written either.
+//   - Unless Options.AllowUnixSockets, socket(AF_UNIX) fails with EPERM, and
+//     so do datagram socketpairs (SOCK_DGRAM, and SOCK_RAW, which AF_UNIX
+//     turns into datagram): the sandbox holds no Unix socket that can
+//     connect or send to a pathname socket, so a host socket bound after
+//     the start, which no mount covers and Landlock does not stop, stays
+//     out of reach. Stream and seqpacket socketpairs, born connected, stay
+//     allowed for IPC between the sandbox's own processes. With
+//     AllowUnixSockets, a host socket bound after the start in a directory
+//     the sandbox sees is reachable.
 //   - socket() works for AF_UNIX, AF_INET, AF_INET6 and AF_NETLINK only.
 //     Every other family fails with EPERM: AF_VSOCK reaches the hypervisor
 //     past any network namespace, AF_PACKET sees raw frames, and the rarely
@@ -79,7 +100,7 @@
 // Allowed on purpose: name_to_handle_at (a handle is useless without
 // open_by_handle_at), kcmp (compares, and needs ptrace read access),
 // chroot (needs CAP_SYS_CHROOT and cannot leave the mount namespace),
-// mknod (mkfifo), seccomp, landlock_* and prctl (they only add
+// mknod without setuid or setgid (mkfifo), seccomp, landlock_* and prctl (they only add
 // restrictions), pidfd_open and pidfd_send_signal (Go and Python use them),
 // fanotify (the unprivileged mode is like inotify), listmount and statmount
 // (read-only, like /proc/self/mountinfo), pkey_*, memfd_*, process_madvise,
@@ -91,6 +112,7 @@
 // Compile supports amd64 and arm64, where clone's flags are its first
 // argument and errno values follow asm-generic; elsewhere it fails with
 // errors.ErrUnsupported rather than guess. Syscalls newer than the
-// libseccomp it is built with (open_tree_attr) take their numbers from
-// golang.org/x/sys/unix.
+// libseccomp it is built with (open_tree_attr; fchmodat2 where it is
+// unknown, though Debian 12's 2.5.4 resolves it to 452) take their numbers
+// from golang.org/x/sys/unix.
 package seccomp

@@ -194,7 +194,16 @@ func TestFilter(t *testing.T) {
 		same("socket AF_KEY", "socket", eperm, 15, sockRaw),
 		same("socket AF_APPLETALK", "socket", eperm, 5, 2),
 		same("socket negative family", "socket", eperm, 0xffffffff_ffffffff, sockStream),
-		same("socket AF_UNIX", "socket", retAllow, afUnix, sockStream),
+		same("socket AF_UNIX", "socket", eperm, afUnix, sockStream),
+		same("socketpair AF_UNIX stream", "socketpair", retAllow, afUnix, sockStream|0x80000),
+		same("socketpair AF_UNIX dgram", "socketpair", eperm, afUnix, 2|0x80000),
+		same("chmod 04755", "chmod", eperm, 0, 0o4755),
+		same("chmod 02755 with garbage above", "chmod", eperm, 0, garbage|0o2755),
+		same("chmod 0755", "chmod", retAllow, 0, 0o755),
+		same("fchmodat2 04755", "fchmodat2", eperm, 3, 0, 0o4755),
+		same("openat O_CREAT 04755", "openat", eperm, 3, 0, 0o101, 0o4755),
+		same("openat O_RDONLY 04755 (no mode read)", "openat", retAllow, 3, 0, 0, 0o4755),
+		same("openat2", "openat2", enosys, 3, 0, 0, 24),
 		same("socket AF_INET", "socket", retAllow, afInet, sockStream),
 		same("socket AF_INET6", "socket", retAllow, afInet6, 2),
 		same("socket AF_NETLINK", "socket", retAllow, afNetlink, sockRaw),
@@ -271,7 +280,7 @@ func TestFilterForeignABI(t *testing.T) {
 func TestFilterMatchesRules(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	arch := nativeArch(t)
-	for _, o := range []Options{{}, {RestrictNetwork: true}} {
+	for _, o := range []Options{{}, {RestrictNetwork: true}, {AllowUnixSockets: true}} {
 		rules := Rules(o)
 		_, f := compileVM(t, o)
 		names := map[uint32]string{}
@@ -324,7 +333,7 @@ func TestFilterMatchesRules(t *testing.T) {
 }
 
 func TestCompileDenied(t *testing.T) {
-	for _, o := range []Options{{}, {RestrictNetwork: true}} {
+	for _, o := range []Options{{}, {RestrictNetwork: true}, {AllowUnixSockets: true}} {
 		p, err := Compile(o)
 		if err != nil {
 			t.Fatalf("Compile(%+v): %v", o, err)

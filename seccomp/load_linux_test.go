@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -58,7 +59,7 @@ func startChild(t *testing.T, mode string) (string, *os.ProcessState) {
 }
 
 func TestLoad(t *testing.T) {
-	for _, mode := range []string{"checks", "checks-restricted"} {
+	for _, mode := range []string{"checks", "checks-restricted", "checks-unix-sockets"} {
 		t.Run(mode, func(t *testing.T) {
 			out, st := startChild(t, mode)
 			t.Logf("child as uid %d:\n%s", os.Getuid(), out)
@@ -78,7 +79,7 @@ func runChild(mode string) int {
 		fmt.Printf("exec %s: %v\n", exe, err)
 		return 1
 	}
-	o := Options{RestrictNetwork: mode == "checks-restricted"}
+	o := Options{RestrictNetwork: mode == "checks-restricted", AllowUnixSockets: mode == "checks-unix-sockets"}
 	if code := loadFilter(o); code != 0 {
 		return code
 	}
@@ -181,7 +182,15 @@ func childChecks(o Options) (failed int) {
 	expect("socket(AF_VSOCK)", unix.EPERM, sock(unix.AF_VSOCK, unix.SOCK_STREAM, 0))
 	expect("socket(AF_PACKET)", unix.EPERM, sock(unix.AF_PACKET, unix.SOCK_RAW, 0))
 	expect("socket(AF_ALG)", unix.EPERM, sock(unix.AF_ALG, unix.SOCK_SEQPACKET, 0))
-	expect("socket(AF_UNIX)", nil, sock(unix.AF_UNIX, unix.SOCK_STREAM, 0))
+	var unixErr error = unix.EPERM
+	if o.AllowUnixSockets {
+		unixErr = nil
+	}
+	expect("socket(AF_UNIX)", unixErr, sock(unix.AF_UNIX, unix.SOCK_STREAM, 0))
+	expect("socketpair(AF_UNIX, SOCK_DGRAM)", unixErr, pair(unix.SOCK_DGRAM))
+	expect("socketpair(AF_UNIX, SOCK_RAW)", unixErr, pair(unix.SOCK_RAW))
+	expect("socketpair(AF_UNIX, SOCK_STREAM)", nil, pair(unix.SOCK_STREAM))
+	expect("socketpair(AF_UNIX, SOCK_SEQPACKET)", nil, pair(unix.SOCK_SEQPACKET))
 	expect("socket(AF_INET)", nil, sock(unix.AF_INET, unix.SOCK_DGRAM, 0))
 	expect("socket(AF_NETLINK)", nil, sock(unix.AF_NETLINK, unix.SOCK_RAW, unix.NETLINK_ROUTE))
 	if o.RestrictNetwork {
@@ -194,6 +203,8 @@ func childChecks(o Options) (failed int) {
 			return err
 		}())
 	}
+
+	failed += setidChecks(expect, call)
 
 	expect("personality(0xffffffff)", nil, call(unix.SYS_PERSONALITY, 0xffffffff))
 	expect("personality(ADDR_NO_RANDOMIZE)", unix.EPERM, call(unix.SYS_PERSONALITY, 0x0040000 /* ADDR_NO_RANDOMIZE */))
@@ -208,6 +219,77 @@ func childChecks(o Options) (failed int) {
 	}
 	expect("sort --parallel=2 (threads)", nil, run("1\n", nums.String(), "/bin/sh", "-c", "sort --parallel=2 -n | head -n 1"))
 	return failed
+}
+
+// setidChecks tries to give a file of its own the setuid and setgid bits,
+// in a directory it makes and removes.
+func setidChecks(expect func(string, error, error), call func(uintptr, ...uintptr) error) (failed int) {
+	dir, err := os.MkdirTemp("", "forgebox-seccomp-setid-")
+	if err != nil {
+		expect("mkdir temp", nil, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "f")
+	if err := os.WriteFile(file, []byte("#!/bin/sh\n"), 0o755); err != nil {
+		expect("create file", nil, err)
+		return 1
+	}
+	before := failed
+	mode := func(path string) error {
+		var st unix.Stat_t
+		if err := unix.Stat(path, &st); err != nil {
+			return err
+		}
+		if st.Mode&(unix.S_ISUID|unix.S_ISGID) != 0 {
+			return fmt.Errorf("%s has mode %#o", path, st.Mode&0o7777)
+		}
+		return nil
+	}
+	p, _ := unix.BytePtrFromString(file)
+	expect("chmod(f, 04755)", unix.EPERM, unix.Chmod(file, 0o4755))
+	expect("chmod(f, 02755)", unix.EPERM, unix.Chmod(file, 0o2755))
+	expect("chmod(f, 0xdeadbeef00004755)", unix.EPERM, call(unix.SYS_CHMOD, uintptr(unsafe.Pointer(p)), 0xdeadbeef_00004755))
+	expect("fchmodat(f, 06755)", unix.EPERM, unix.Fchmodat(unix.AT_FDCWD, file, 0o6755, 0))
+	expect("fchmodat2(f, 04755)", unix.EPERM, call(unix.SYS_FCHMODAT2, ^uintptr(99) /* AT_FDCWD */, uintptr(unsafe.Pointer(p)), 0o4755, 0))
+	runtime.KeepAlive(p)
+	expect("chmod(f, 0700) is allowed", nil, unix.Chmod(file, 0o700))
+	expect("mode of f", nil, mode(file))
+	expect("open(g, O_CREAT, 04755)", unix.EPERM, func() error {
+		fd, err := unix.Open(filepath.Join(dir, "g"), unix.O_CREAT|unix.O_WRONLY|unix.O_CLOEXEC, 0o4755)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}())
+	expect("open(dir, O_TMPFILE, 02700)", unix.EPERM, func() error {
+		fd, err := unix.Open(dir, unix.O_TMPFILE|unix.O_WRONLY|unix.O_CLOEXEC, 0o2700)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}())
+	expect("mknod(h, S_IFREG|04755)", unix.EPERM, unix.Mknod(filepath.Join(dir, "h"), unix.S_IFREG|0o4755, 0))
+	expect("openat2 answers ENOSYS", unix.ENOSYS, func() error {
+		fd, err := unix.Openat2(unix.AT_FDCWD, file, &unix.OpenHow{Flags: unix.O_RDONLY | unix.O_CLOEXEC})
+		if err == nil {
+			unix.Close(fd)
+		}
+		return err
+	}())
+	sub := filepath.Join(dir, "sub")
+	expect("mkdir(sub, 06755) is allowed", nil, unix.Mkdir(sub, 0o6755))
+	expect("the kernel drops mkdir's setuid and setgid bits", nil, mode(sub))
+	return failed - before
+}
+
+func pair(typ int) error {
+	fds, err := unix.Socketpair(unix.AF_UNIX, typ|unix.SOCK_CLOEXEC, 0)
+	if err == nil {
+		unix.Close(fds[0])
+		unix.Close(fds[1])
+	}
+	return err
 }
 
 func sock(domain, typ, proto int) error {

@@ -3,12 +3,17 @@ package seccomp
 import "strconv"
 
 // Options are what the filter depends on. The zero value is the filter for a
-// sandbox that keeps the host's network.
+// sandbox that keeps the host's network and may not create Unix sockets.
 type Options struct {
 	// RestrictNetwork is set whenever the sandbox's network is restricted
 	// (--net none, loopback or allow): sockets whose traffic Landlock's TCP
 	// rules cannot see are refused too.
 	RestrictNetwork bool
+	// AllowUnixSockets lets socket(AF_UNIX) and datagram socketpairs
+	// through. Without it the sandbox can reach no pathname Unix socket,
+	// whenever the host bound it; with it, a host socket bound after the
+	// start is in reach.
+	AllowUnixSockets bool
 }
 
 // A Rule makes the filter answer Errno when Syscall is called and every
@@ -132,6 +137,7 @@ func Rules(o Options) []Rule {
 	rs = append(rs, personalityRules()...)
 	rs = append(rs, ioctlRules()...)
 	rs = append(rs, socketRules(o)...)
+	rs = append(rs, setidRules()...)
 	return rs
 }
 
@@ -194,6 +200,43 @@ func ioctlRules() []Rule {
 	return rs
 }
 
+// unixSocketRules keep the sandbox from connecting or sending to any pathname
+// Unix socket. The mount namespace covers the host sockets bound when the run
+// starts, but a socket bound later (an ssh-agent, docker or tmux started in
+// the hours an MCP shell session lives; issue 16, class 6) appears in a
+// directory the sandbox sees, Landlock (ABI 7 and earlier) does not
+// restrict connect() to it, and the filter cannot read the address a call
+// names. So the sandbox gets no Unix socket that can name one: socket(AF_UNIX)
+// fails, and of socketpair only the stream and seqpacket kinds remain, which
+// are born connected and refuse another peer (EISCONN; the address of a
+// sendmsg is refused or ignored). A datagram socketpair would take any
+// address in sendto() and connect(), and AF_UNIX makes SOCK_RAW a datagram
+// socket. Pipes between processes, libuv's and
+// Python's child IPC use stream socketpairs.
+func unixSocketRules() []Rule {
+	const why = "a Unix socket can connect or send to a host socket bound after the start, which no mount covers"
+	return []Rule{{
+		Syscall: "socket",
+		// The kernel reads the family as an int.
+		Conds: []Cond{{Arg: 0, Op: MaskedEqual, Mask: 0xffffffff, Value: afUnix}},
+		Errno: EPERM,
+		Label: "socket(AF_UNIX)",
+		Why:   why,
+	}, {
+		Syscall: "socketpair",
+		// SOCK_DGRAM (2) and SOCK_RAW (3) in the type's low four bits,
+		// SOCK_TYPE_MASK; SOCK_NONBLOCK and SOCK_CLOEXEC sit above them.
+		// Only AF_UNIX has datagram socketpairs that name addresses, so
+		// the family needs no comparison.
+		Conds: []Cond{{Arg: 1, Op: MaskedEqual, Mask: 0xe, Value: sockDgram}},
+		Errno: EPERM,
+		Label: "socketpair(SOCK_DGRAM or SOCK_RAW)",
+		Why:   "a datagram socketpair can send to any address: " + why,
+	}}
+}
+
+const sockDgram = 2 // SOCK_DGRAM
+
 // Address families ordinary programs use; every other family is refused.
 const (
 	afUnix    = 1
@@ -220,6 +263,9 @@ func socketRules(o Options) []Rule {
 	// One comparison covers AF_PACKET (17), AF_VSOCK (40) and families the
 	// kernel has yet to add.
 	deny(Cond{Arg: 0, Op: GreaterEqual, Value: afNetlink + 1})
+	if !o.AllowUnixSockets {
+		rs = append(rs, unixSocketRules()...)
+	}
 	if o.RestrictNetwork {
 		rs = append(rs, Rule{
 			Syscall: "socket",

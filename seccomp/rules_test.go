@@ -1,6 +1,7 @@
 package seccomp
 
 import (
+	"maps"
 	"math/rand/v2"
 	"regexp"
 	"slices"
@@ -78,23 +79,129 @@ func TestRulesDenyMandatory(t *testing.T) {
 	}
 }
 
-func TestRulesOptionsOnlyAddMPTCP(t *testing.T) {
-	open, restricted := Rules(Options{}), Rules(Options{RestrictNetwork: true})
-	if len(restricted) != len(open)+1 {
-		t.Fatalf("len(Rules(restricted)) = %d, want %d", len(restricted), len(open)+1)
+func labels(rs []Rule) map[string]bool {
+	m := map[string]bool{}
+	for _, r := range rs {
+		m[r.Label] = true
 	}
-	extra := restricted[len(restricted)-1]
-	if extra.Syscall != "socket" || extra.Label != "socket(IPPROTO_MPTCP)" || extra.Errno != EPROTONOSUPPORT {
-		t.Errorf("extra rule with RestrictNetwork = %+v, want socket(IPPROTO_MPTCP) -> EPROTONOSUPPORT", extra)
+	return m
+}
+
+func TestRulesOptions(t *testing.T) {
+	base := labels(Rules(Options{}))
+	for _, c := range []struct {
+		o           Options
+		add, remove []string
+	}{
+		{Options{RestrictNetwork: true}, []string{"socket(IPPROTO_MPTCP)"}, nil},
+		{Options{AllowUnixSockets: true}, nil, []string{"socket(AF_UNIX)", "socketpair(SOCK_DGRAM or SOCK_RAW)"}},
+	} {
+		got := labels(Rules(c.o))
+		want := maps.Clone(base)
+		for _, l := range c.add {
+			want[l] = true
+		}
+		for _, l := range c.remove {
+			delete(want, l)
+		}
+		if !maps.Equal(got, want) {
+			t.Errorf("labels of Rules(%+v) = %v, want %v", c.o, slices.Sorted(maps.Keys(got)), slices.Sorted(maps.Keys(want)))
+		}
 	}
 	mptcp := [6]uint64{afInet, 1 /* SOCK_STREAM */, 262}
-	if got := decide(open, "socket", mptcp); got != nil {
+	if got := decide(Rules(Options{}), "socket", mptcp); got != nil {
 		t.Errorf("Rules({}): socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP) = %v, want allowed", got)
+	}
+	if got := decide(Rules(Options{RestrictNetwork: true}), "socket", mptcp); !slices.Equal(got, []Errno{EPROTONOSUPPORT}) {
+		t.Errorf("Rules(restricted): socket(AF_INET, SOCK_STREAM, IPPROTO_MPTCP) = %v, want [EPROTONOSUPPORT]", got)
 	}
 }
 
-func TestSocketFamilies(t *testing.T) {
+func TestUnixSockets(t *testing.T) {
+	const (
+		stream, dgram, raw, seqpacket = 1, 2, 3, 5
+		flags                         = 0x80800 // SOCK_CLOEXEC|SOCK_NONBLOCK
+	)
+	for _, c := range []struct {
+		syscall string
+		args    [6]uint64
+		denied  bool // without AllowUnixSockets; with it, all are allowed
+	}{
+		{"socket", [6]uint64{afUnix, stream}, true},
+		{"socket", [6]uint64{afUnix, dgram | flags}, true},
+		{"socket", [6]uint64{0xffffffff_00000000 | afUnix, stream}, true},
+		{"socket", [6]uint64{afInet, stream}, false},
+		{"socketpair", [6]uint64{afUnix, stream}, false},
+		{"socketpair", [6]uint64{afUnix, stream | flags}, false},
+		{"socketpair", [6]uint64{afUnix, seqpacket | flags}, false},
+		{"socketpair", [6]uint64{afUnix, dgram}, true},
+		{"socketpair", [6]uint64{afUnix, dgram | flags}, true},
+		{"socketpair", [6]uint64{afUnix, raw}, true}, // AF_UNIX makes SOCK_RAW a datagram socket
+	} {
+		if got := decide(Rules(Options{}), c.syscall, c.args) != nil; got != c.denied {
+			t.Errorf("Rules({}): %s%#x denied = %v, want %v", c.syscall, c.args[:2], got, c.denied)
+		}
+		if got := decide(Rules(Options{AllowUnixSockets: true}), c.syscall, c.args); got != nil && c.args[0] == afUnix {
+			t.Errorf("Rules(AllowUnixSockets): %s%#x = %v, want allowed", c.syscall, c.args[:2], got)
+		}
+	}
+}
+
+func TestSetidModes(t *testing.T) {
+	const (
+		setuid, setgid, sticky = 0o4000, 0o2000, 0o1000
+		oRDWR, oTrunc          = 0o2, 0o1000
+		oTmpfileAMD64          = 0o20200000 // __O_TMPFILE|O_DIRECTORY
+		high                   = 0xdeadbeef_00000000
+	)
 	rules := Rules(Options{})
+	for _, c := range []struct {
+		syscall string
+		args    [6]uint64
+		denied  bool
+	}{
+		{"chmod", [6]uint64{0, 0o4755}, true},
+		{"chmod", [6]uint64{0, 0o2755}, true},
+		{"chmod", [6]uint64{0, high | 0o6755}, true},
+		{"chmod", [6]uint64{0, 0o755}, false},
+		{"chmod", [6]uint64{0, sticky | 0o777}, false},
+		{"chmod", [6]uint64{0, high | 0o755}, false},
+		{"fchmod", [6]uint64{3, setuid}, true},
+		{"fchmod", [6]uint64{3, 0o644}, false},
+		{"fchmodat", [6]uint64{3, 0, setgid | 0o750}, true},
+		{"fchmodat", [6]uint64{3, 0, 0o750, setuid}, false}, // the flags are not the mode
+		{"fchmodat2", [6]uint64{3, 0, setuid | 0o755, 0x1000}, true},
+		{"fchmodat2", [6]uint64{3, 0, 0o755, 0x1000}, false},
+		{"mknod", [6]uint64{0, 0o100000 | setuid | 0o755}, true},
+		{"mknod", [6]uint64{0, 0o10000 | 0o644}, false}, // mkfifo
+		{"mknodat", [6]uint64{3, 0, 0o100000 | setgid | 0o755}, true},
+		{"mknodat", [6]uint64{3, 0, 0o10000 | 0o644}, false},
+		{"creat", [6]uint64{0, setuid | 0o755}, true},
+		{"creat", [6]uint64{0, 0o644}, false},
+		{"open", [6]uint64{0, oCreatRW(), setuid | 0o755}, true},
+		{"open", [6]uint64{0, oCreatRW(), 0o644}, false},
+		{"open", [6]uint64{0, oRDWR | oTrunc, setuid | 0o755}, false}, // no O_CREAT: the kernel ignores the mode
+		{"openat", [6]uint64{3, 0, oCreatRW(), setgid | 0o755}, true},
+		{"openat", [6]uint64{3, 0, oTmpfileAMD64 | oRDWR, setuid | 0o700}, true},
+		{"openat", [6]uint64{3, 0, oTmpfileAMD64 | oRDWR, 0o600}, false},
+		{"openat", [6]uint64{3, 0, oCreatRW(), high | 0o644}, false},
+		{"openat", [6]uint64{3, 0, oRDWR, setuid}, false},
+		{"mkdir", [6]uint64{0, setgid | 0o755}, false},      // the kernel drops the bits
+		{"mkdirat", [6]uint64{3, 0, setuid | 0o755}, false}, // the kernel drops the bits
+	} {
+		if got := decide(rules, c.syscall, c.args) != nil; got != c.denied {
+			t.Errorf("Rules({}): %s%#o denied = %v, want %v", c.syscall, c.args[:4], got, c.denied)
+		}
+	}
+	if got := decide(rules, "openat2", [6]uint64{3, 0, 0, 24}); !slices.Equal(got, []Errno{ENOSYS}) {
+		t.Errorf("Rules({}): openat2 = %v, want [ENOSYS]", got)
+	}
+}
+
+func oCreatRW() uint64 { return openCreat | 0o2 }
+
+func TestSocketFamilies(t *testing.T) {
+	rules := Rules(Options{AllowUnixSockets: true})
 	for f := uint64(0); f < 300; f++ {
 		for _, garbage := range []uint64{0, 0xdeadbeef_00000000} {
 			allowed := garbage == 0 && (f == 0 || f == afUnix || f == afInet || f == afInet6 || f == afNetlink)

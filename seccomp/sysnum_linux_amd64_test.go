@@ -35,6 +35,10 @@ func TestSyscallNumbersAMD64(t *testing.T) {
 		"open_by_handle_at": unix.SYS_OPEN_BY_HANDLE_AT, "uselib": unix.SYS_USELIB,
 		"lookup_dcookie": unix.SYS_LOOKUP_DCOOKIE, "clone3": unix.SYS_CLONE3, "clone": unix.SYS_CLONE,
 		"personality": unix.SYS_PERSONALITY, "ioctl": unix.SYS_IOCTL, "socket": unix.SYS_SOCKET,
+		"socketpair": unix.SYS_SOCKETPAIR, "chmod": unix.SYS_CHMOD, "fchmod": unix.SYS_FCHMOD,
+		"fchmodat": unix.SYS_FCHMODAT, "fchmodat2": unix.SYS_FCHMODAT2, "mknod": unix.SYS_MKNOD,
+		"mknodat": unix.SYS_MKNODAT, "creat": unix.SYS_CREAT, "open": unix.SYS_OPEN,
+		"openat": unix.SYS_OPENAT, "openat2": unix.SYS_OPENAT2,
 	}
 	for _, r := range Rules(Options{RestrictNetwork: true}) {
 		w, ok := want[r.Syscall]

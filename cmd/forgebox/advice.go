@@ -170,3 +170,25 @@ func adviceOn(goos string, un *sandbox.UnavailableError) string {
 	}
 	return "run forgebox doctor for details, or pass --best-effort to run without the missing layer"
 }
+
+// unixSocketAdvice names the seccomp refusal of Unix sockets when a run
+// failed and its output, where forgebox saw it, reads like a program that
+// was refused one ("error connecting to /tmp/tmux-0/default (Operation not
+// permitted)", "listen unix ...: socket: operation not permitted"). It is
+// a hint, not a diagnosis: the filter leaves no trace of its own.
+func unixSocketAdvice(res *sandbox.Result) string {
+	if res.ExitCode == 0 || res.Enforced.UnixSockets != sandbox.UnixSocketsRefused {
+		return ""
+	}
+	var out []byte
+	for _, c := range []sandbox.Captured{res.Stdout, res.Stderr} {
+		out = append(append(out, c.Head...), c.Tail...)
+	}
+	text := strings.ToLower(string(out))
+	if !strings.Contains(text, "operation not permitted") ||
+		!(strings.Contains(text, "sock") || strings.Contains(text, "unix") || strings.Contains(text, "connect")) {
+		return ""
+	}
+	return "the command may have failed on a Unix socket: forgebox refuses socket(AF_UNIX) (EPERM) so that no host socket is reachable; " +
+		"if it needs its own (tmux, a database on a socket), rerun with --allow-unix-sockets, which leaves host sockets created after the start reachable"
+}

@@ -146,3 +146,23 @@ func TestAdviceOnOtherSystems(t *testing.T) {
 		}
 	}
 }
+
+func TestUnixSocketAdvice(t *testing.T) {
+	refused := sandbox.Enforced{UnixSockets: sandbox.UnixSocketsRefused}
+	out := func(s string) sandbox.Captured { return sandbox.Captured{Tail: []byte(s)} }
+	for _, c := range []struct {
+		name string
+		res  sandbox.Result
+		want bool
+	}{
+		{"tmux", sandbox.Result{ExitCode: 1, Enforced: refused, Stderr: out("error connecting to /tmp/tmux-0/default (Operation not permitted)\n")}, true},
+		{"go listen", sandbox.Result{ExitCode: 1, Enforced: refused, Stdout: out("listen unix /tmp/s: socket: operation not permitted\n")}, true},
+		{"success", sandbox.Result{ExitCode: 0, Enforced: refused, Stderr: out("socket: operation not permitted")}, false},
+		{"opted in", sandbox.Result{ExitCode: 1, Enforced: sandbox.Enforced{UnixSockets: sandbox.UnixSocketsAllowed}, Stderr: out("socket: operation not permitted")}, false},
+		{"other EPERM", sandbox.Result{ExitCode: 1, Enforced: refused, Stderr: out("chmod: changing permissions of 'x': Operation not permitted")}, false},
+	} {
+		if got := unixSocketAdvice(&c.res) != ""; got != c.want {
+			t.Errorf("%s: unixSocketAdvice gave advice = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

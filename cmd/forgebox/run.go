@@ -43,7 +43,7 @@ type runFlags struct {
 	memory, pids                             limitFlag
 	cpus                                     cpuFlag
 	pty, noPTY, noStdin, jsonOut, bestEffort bool
-	trace                                    bool
+	trace, unixSockets                       bool
 	pol                                      policyOpts
 	yes, noPolicy                            bool
 	// The history: --no-history, --history-db, --keep-output.
@@ -188,6 +188,8 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.BoolVar(&f.jsonOut, "json", false, "capture the output and print one JSON result on stdout")
 	fs.BoolVar(&f.bestEffort, "best-effort", false, "run with whatever isolation this host supports, and report what was missing")
 	fs.BoolVar(&f.trace, "trace", false, "print when each step of the launch ended (the cost breakdown) on stderr")
+	fs.BoolVar(&f.unixSockets, "allow-unix-sockets", false, "let the command create Unix sockets (tmux, a database on a socket); "+
+		"then a host socket created after the start, in a directory the command sees, is reachable (default: refused, connected socketpairs only)")
 	return fs
 }
 
@@ -203,6 +205,10 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 	}
 	for _, w := range res.Warnings {
 		e.errorf("warning: %s", w)
+	}
+	hint := unixSocketAdvice(res)
+	if hint != "" && !f.jsonOut {
+		e.errorf("%s", hint)
 	}
 	if !f.jsonOut {
 		for _, line := range refusedConnections(res.Connections, 5) {
@@ -222,6 +228,9 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 			out.Warnings = append(out.Warnings, j.warnings...)
 		}
 		out.Warnings = append(out.Warnings, historyWarnings...)
+		if hint != "" {
+			out.Warnings = append(out.Warnings, hint)
+		}
 		e.printJSON(out)
 	}
 	if res.OOMKilled && res.Enforced.Limits != nil {
@@ -263,9 +272,10 @@ func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
 		Profile: profile, Network: network,
 		Environ: os.Environ(), Home: home,
 		Timeout: f.timeout.d, IdleTimeout: f.idleTimeout.d, Grace: f.grace.d,
-		Limits:     sandbox.Limits{MemoryBytes: f.memory.n, Pids: f.pids.n, CPUs: f.cpus.f},
-		BestEffort: f.bestEffort,
-		StateDir:   stateDir(home),
+		Limits:           sandbox.Limits{MemoryBytes: f.memory.n, Pids: f.pids.n, CPUs: f.cpus.f},
+		BestEffort:       f.bestEffort,
+		AllowUnixSockets: f.unixSockets,
+		StateDir:         stateDir(home),
 	}
 	for _, v := range f.env {
 		if strings.Contains(v, "=") {

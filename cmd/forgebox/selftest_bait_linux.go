@@ -429,6 +429,7 @@ func (b *bait) check(res *sandbox.Result) findings {
 			f.notes[class] = append(f.notes[class], "host: no connection arrived")
 		}
 	}
+	b.setidHostCheck(f)
 	for _, class := range []string{classSecret, classHostWrite, classHostChmod, classProtected} {
 		if len(f.changed[class]) == 0 {
 			f.notes[class] = append(f.notes[class], "host: bait unchanged")

@@ -50,7 +50,7 @@ var classes = []class{
 	{classHostWrite, "write outside the workspace", []layer{layerMounts, layerLandlockFS}},
 	{classHostChmod, "chmod or touch outside the workspace", []layer{layerMounts}},
 	{classProtected, "write a protected workspace path", []layer{layerMounts}},
-	{classUnixSocket, "connect to a host Unix socket", []layer{layerMounts}},
+	{classUnixSocket, "connect to a host Unix socket", []layer{layerMounts, layerSeccompUnix}},
 	{classAbstractSocket, "connect to a host abstract socket", []layer{layerNetNS, layerLandlockScope}},
 	{classNetwork, "reach the host network", []layer{layerNetNS, layerLandlockTCP}},
 	{classSeeProcess, "see host processes", []layer{layerPidNS}},
@@ -61,6 +61,7 @@ var classes = []class{
 	{classIOURing, "io_uring", []layer{layerSeccomp}},
 	{classTIOCSTI, "inject terminal input (TIOCSTI)", []layer{layerSeccomp}},
 	{classSetuid, "escalate through a setuid binary", []layer{layerNoNewPrivs, layerMounts, layerUserNS}},
+	setidClass,
 	{classUserNS, "create a nested user namespace", []layer{layerSeccomp}},
 	{classPids, "escape the task limit (fork bomb)", nil},
 	{classMemory, "escape the memory limit", nil},
@@ -87,6 +88,7 @@ const (
 	layerPidNS         layer = "PID namespace"
 	layerUserNS        layer = "user namespace"
 	layerSeccomp       layer = "seccomp filter"
+	layerSeccompUnix   layer = "seccomp refusal of Unix sockets"
 	layerNoNewPrivs    layer = "no_new_privs"
 	layerNoCaps        layer = "capability drop"
 )
@@ -109,6 +111,8 @@ func (l layer) present(en sandbox.Enforced) bool {
 		return slices.Contains(en.Namespaces, "user")
 	case layerSeccomp:
 		return en.Seccomp
+	case layerSeccompUnix:
+		return en.Seccomp && en.UnixSockets == sandbox.UnixSocketsRefused
 	case layerNoNewPrivs:
 		return en.NoNewPrivs
 	case layerNoCaps:

@@ -218,6 +218,7 @@ func plan(t target) map[string][]attempt {
 			{[]string{"unshare-user"}, "unshare(CLONE_NEWUSER)", refused},
 		},
 	}
+	p[classSetidFile] = setidAttempts(t)
 	if t.proxy {
 		// The listener's address is an IP literal no allowlist names:
 		// the proxy must refuse to reach it.

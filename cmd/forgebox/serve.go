@@ -55,7 +55,7 @@ type serveFlags struct {
 // passes on: what the sandbox is, what judges, where history goes.
 var forwardedRunFlags = []string{
 	"workspace", "rw", "ro", "hide", "profile", "net", "env", "memory", "pids", "cpus", "grace",
-	"best-effort", "max-output", "policy", "history-db", "no-history",
+	"best-effort", "max-output", "policy", "history-db", "no-history", "allow-unix-sockets",
 }
 
 // forwarding records each use of a flag as it is parsed, to pass it on.
