@@ -248,6 +248,36 @@ func (c *treeCheck) run() error {
 	return nil
 }
 
+// setid removes the setuid and setgid bits from a file the run made or
+// changed. The seccomp filter refuses every call that sets them; this is
+// the second line, for what changed in the directories the check reads.
+// The file is reached through an O_PATH descriptor, so that the chmod acts
+// on the file inspected even if a live session swaps the name.
+func (c *treeCheck) setid(dirfd int, dirRel string, e dirent) {
+	var st unix.Stat_t
+	if unix.Fstatat(dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Mode&unix.S_IFMT != unix.S_IFREG ||
+		st.Mode&(unix.S_ISUID|unix.S_ISGID) == 0 || ctimeOf(&st) < c.since {
+		return
+	}
+	p := filepath.Join(c.abs(dirRel), e.name)
+	fd, err := unix.Openat(dirfd, e.name, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err == nil {
+		var fst unix.Stat_t
+		if err = unix.Fstat(fd, &fst); err == nil && (fst.Ino != st.Ino || fst.Mode&unix.S_IFMT != unix.S_IFREG) {
+			err = unix.ESTALE
+		}
+		if err == nil {
+			err = unix.Chmod("/proc/self/fd/"+strconv.Itoa(fd), fst.Mode&0o7777&^(unix.S_ISUID|unix.S_ISGID))
+		}
+		unix.Close(fd)
+	}
+	if err != nil {
+		c.q.warnings = append(c.q.warnings, fmt.Sprintf("%s carries a setuid or setgid bit the run set, and it could NOT be removed: %v; delete the file", p, err))
+		return
+	}
+	c.q.moved = append(c.q.moved, Quarantined{Path: p, MovedTo: p, Why: "the run set its setuid or setgid bit, which was removed"})
+}
+
 // unreadable moves aside a directory the run made unreadable, from its
 // parent.
 func (c *treeCheck) unreadable(rel string) {
@@ -336,6 +366,11 @@ func (c *treeCheck) changedDir(fd int, rel string, inRun bool) error {
 			} else {
 				c.existing(fd, rel, e)
 			}
+		case e.typ == unix.DT_REG && inRun:
+			c.setid(fd, rel, e)
+			if insideProtected {
+				c.existing(fd, rel, e)
+			}
 		case insideProtected && inRun:
 			if _, isDir := c.ix.dirs[child]; !isDir || e.typ != unix.DT_DIR {
 				c.existing(fd, rel, e)
@@ -386,6 +421,10 @@ func (c *treeCheck) newDir(parent int, parentRel string, e dirent, inRun bool) e
 		return nil // moved aside above
 	}
 	defer unix.Close(fd)
+	var file func(int, string, dirent)
+	if inRun {
+		file = c.setid
+	}
 	err = c.ix.walk(fd, relJoin(parentRel, e.name), c.buf, func(dirfd int, dirRel string, pe dirent) {
 		c.judged[relJoin(dirRel, pe.name)] = true
 		if inRun {
@@ -393,7 +432,7 @@ func (c *treeCheck) newDir(parent int, parentRel string, e dirent, inRun bool) e
 		} else {
 			c.existing(dirfd, dirRel, pe)
 		}
-	})
+	}, file)
 	if err == errTreeTooLarge {
 		return fmt.Errorf("%s holds more than %d directories: forgebox cannot check it for planted repositories and configuration", c.ix.root, treeMaxDirs)
 	}

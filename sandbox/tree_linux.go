@@ -156,7 +156,8 @@ func dtOf(mode uint32) uint8 {
 
 // walk adds the directory open at fd (at rel) and everything below it to
 // the index, and calls found for each protected entry on the way.
-func (ix *treeIndex) walk(fd int, rel string, buf []byte, found func(dirfd int, dirRel string, e dirent)) error {
+// file, when set, is called for each regular file on the way.
+func (ix *treeIndex) walk(fd int, rel string, buf []byte, found, file func(dirfd int, dirRel string, e dirent)) error {
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
@@ -184,6 +185,9 @@ func (ix *treeIndex) walk(fd int, rel string, buf []byte, found func(dirfd int, 
 				found(fd, rel, e)
 			}
 		}
+		if file != nil && e.typ == unix.DT_REG {
+			file(fd, rel, e)
+		}
 		if e.typ != unix.DT_DIR || e.name == ".git" {
 			continue
 		}
@@ -196,7 +200,7 @@ func (ix *treeIndex) walk(fd int, rel string, buf []byte, found func(dirfd int, 
 			}
 			continue
 		}
-		err = ix.walk(cfd, relJoin(rel, e.name), buf, found)
+		err = ix.walk(cfd, relJoin(rel, e.name), buf, found, file)
 		unix.Close(cfd)
 		if err != nil {
 			return err
@@ -213,7 +217,7 @@ func (ix *treeIndex) build() error {
 	}
 	defer unix.Close(fd)
 	ix.dirs, ix.marks = map[string]dirRec{}, map[string]uint64{}
-	return ix.walk(fd, "", make([]byte, 32<<10), nil)
+	return ix.walk(fd, "", make([]byte, 32<<10), nil, nil)
 }
 
 // statAll stats every indexed directory, on two threads: this is the

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The post-run check, without a sandbox: the "run" is what the test does
@@ -88,5 +90,32 @@ func TestTreeCheck(t *testing.T) {
 				t.Errorf("no index kept in %s", store.dir)
 			}
 		})
+	}
+}
+
+// A setuid file the run left (the seccomp filter refuses making one; this
+// is the check behind it) loses the bit; the user's own keeps it.
+func TestTreeCheckSetid(t *testing.T) {
+	ws := t.TempDir()
+	own := filepath.Join(ws, "own")
+	os.WriteFile(own, []byte("x"), 0o755)
+	unix.Chmod(own, 0o4755)
+	time.Sleep(60 * time.Millisecond)
+	w, err := watchRoot(treeStore{dir: t.TempDir()}, ws, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	made := filepath.Join(ws, "sub", "made")
+	os.MkdirAll(filepath.Dir(made), 0o755)
+	os.WriteFile(made, []byte("x"), 0o755)
+	unix.Chmod(made, 0o6755)
+	var q quarantine
+	if err := w.check(&q); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{made: 0o755, own: 0o755 | os.ModeSetuid} {
+		if st, err := os.Stat(p); err != nil || st.Mode() != want {
+			t.Errorf("%s: mode %v, want %v (%v)", p, st.Mode(), want, q.warnings)
+		}
 	}
 }
