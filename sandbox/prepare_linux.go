@@ -406,14 +406,18 @@ func existingSecrets(homes []string) []hostPath {
 		lists[dir] = m
 		return m
 	}
-	for _, home := range homes {
-		for _, rel := range secretLocations {
-			if h, ok := findUnder(home, rel, list); ok {
+	var system []string
+	for _, s := range secretTable {
+		if !s.homeSecret() {
+			system = append(system, s.Path)
+			continue
+		}
+		for _, home := range homes {
+			if h, ok := findUnder(home, s.Path, list); ok {
 				add(h)
 			}
 		}
 	}
-	system := slices.Clone(systemSecrets)
 	if keys, err := filepath.Glob(sshHostKeyPattern); err == nil {
 		system = append(system, keys...)
 	}

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/forgebox/forgebox/sandbox"
 )
@@ -26,6 +27,12 @@ func (e env) doctor(args []string) int {
 		return exitForgebox
 	}
 	r := sandbox.Diagnose(context.Background())
+	r.SecretLocations = sandbox.SecretLocations()
+	home, _ := os.UserHomeDir()
+	r.Hidden = sandbox.HiddenSecrets(sandbox.Spec{Environ: os.Environ(), Home: home})
+	if r.Hidden == nil {
+		r.Hidden = []string{}
+	}
 	hist := checkHistory()
 	fixes := map[string]string{}
 	for _, c := range r.Checks {
