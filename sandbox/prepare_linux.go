@@ -269,6 +269,8 @@ func (p *prepared) gatherFacts(l layout, homes []string) (hostFacts, error) {
 	var socketWarnings []string
 	wg.Go(func() { facts.Secrets = existingSecrets(homes) })
 	wg.Go(func() { facts.Sockets, socketWarnings = readHostSockets() })
+	var mounts []mountEntry
+	wg.Go(func() { mounts = readMountinfo() })
 	if len(l.Writable) > 0 {
 		wg.Go(func() { p.guard, guardErr = protect(l.Workspace, l.Writable) })
 	}
@@ -289,6 +291,7 @@ func (p *prepared) gatherFacts(l layout, homes []string) (hostFacts, error) {
 	if guardErr != nil {
 		return facts, guardErr
 	}
+	facts.Secrets, facts.Sockets = otherNames(facts.Secrets, l.Hide, facts.Sockets, mounts)
 	p.warnings = append(p.warnings, socketWarnings...)
 	if p.guard != nil {
 		facts.Protected = p.guard.paths
@@ -472,6 +475,26 @@ func findUnder(dir, rel string, list func(string) map[string]fs.FileMode) (hostP
 		dir = filepath.Join(dir, part)
 	}
 	return hostPath{}, false
+}
+
+// otherNames adds to the secrets and sockets the other paths that reach
+// them through the mount table (sameFileElsewhere): a bind mount of the
+// home, of /home or of a directory holding a socket shows the same files
+// at a second path, which must be covered too. The other names of --hide
+// paths join the secrets.
+func otherNames(secrets, hide []hostPath, sockets []string, mounts []mountEntry) ([]hostPath, []string) {
+	if len(mounts) < 2 {
+		return secrets, sockets
+	}
+	secrets = append(secrets, sameFileElsewhere(slices.Concat(secrets, hide), mounts)...)
+	socks := make([]hostPath, len(sockets))
+	for i, s := range sockets {
+		socks[i] = hostPath{Path: s}
+	}
+	for _, a := range sameFileElsewhere(socks, mounts) {
+		sockets = append(sockets, a.Path)
+	}
+	return secrets, sockets
 }
 
 func rootEntries() []hostPath {
