@@ -105,3 +105,32 @@ func TestSecretTableIsHidden(t *testing.T) {
 		}
 	})
 }
+
+// With XDG_CONFIG_HOME and XDG_DATA_HOME moved out of the home, the
+// entries of ~/.config and ~/.local/share are hidden where the tools
+// follow the variables to.
+func TestSecretsUnderMovedXDGDirsAreHidden(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		data := filepath.Join(e.dir, "data")
+		e.mkdir(data)
+		e.extra = append(e.extra, "XDG_DATA_HOME="+data)
+		files := []string{
+			filepath.Join(e.configHome(), "gh/hosts.yml"),
+			filepath.Join(e.configHome(), "rclone/rclone.conf"),
+			filepath.Join(e.configHome(), "github-copilot/hosts.json"),
+			filepath.Join(data, "keyrings/login.keyring"),
+			filepath.Join(data, "opencode/auth.json"),
+		}
+		var reads []string
+		for _, f := range files {
+			e.write(f, "SECRET "+f)
+			reads = append(reads, readOp(f))
+		}
+		allowed(t, e.probeHost(reads...))
+		for _, v := range e.probe(nil, reads...) {
+			if strings.Contains(v.Out, "SECRET") {
+				t.Errorf("%s = %q; want the secret hidden (XDG_CONFIG_HOME=%s, XDG_DATA_HOME=%s)", v.call(), v.Out, e.configHome(), data)
+			}
+		}
+	})
+}

@@ -12,7 +12,7 @@ import (
 func BenchmarkExistingSecrets(b *testing.B) {
 	homes := homeDirs(Spec{Environ: []string{"HOME=" + b.TempDir()}})
 	for b.Loop() {
-		existingSecrets(homes)
+		existingSecrets(secretBases{homes: homes})
 	}
 }
 
@@ -82,7 +82,7 @@ func developerHome(b *testing.B) string {
 func BenchmarkExistingSecretsDeveloperHome(b *testing.B) {
 	homes := homeDirs(Spec{Environ: []string{"HOME=" + developerHome(b)}})
 	for b.Loop() {
-		existingSecrets(homes)
+		existingSecrets(secretBases{homes: homes})
 	}
 }
 
@@ -104,7 +104,7 @@ func BenchmarkPlanViewDeveloperHome(b *testing.B) {
 // BenchmarkOtherNames is what looking up the other paths of the secrets
 // and sockets adds to a launch: the mount table read and the lookups.
 func BenchmarkOtherNames(b *testing.B) {
-	secrets := existingSecrets([]string{developerHome(b)})
+	secrets := existingSecrets(secretBases{homes: []string{developerHome(b)}})
 	sockets, _ := readHostSockets()
 	for b.Loop() {
 		otherNames(secrets, nil, sockets, readMountinfo())

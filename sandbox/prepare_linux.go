@@ -126,10 +126,11 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	// placeholders in its repositories). Secret locations reached through
 	// symlinks are only known once the facts are in, and checked again.
 	homes := homeDirs(s)
-	if err := checkWritableRoots(l, homes, secretCandidates(homes)); err != nil {
+	bases := basesFor(s, homes)
+	if err := checkWritableRoots(l, homes, secretCandidates(bases)); err != nil {
 		return err
 	}
-	facts, err := p.gatherFacts(l, homes)
+	facts, err := p.gatherFacts(l, bases)
 	if err != nil {
 		return err
 	}
@@ -262,12 +263,12 @@ func checkWritableRoots(l layout, homes, secrets []string) error {
 // gatherFacts reads what the view depends on from the host: secrets,
 // sockets, protected paths (the guard) and a few directories. The facts are
 // independent of each other, so they are gathered at once.
-func (p *prepared) gatherFacts(l layout, homes []string) (hostFacts, error) {
+func (p *prepared) gatherFacts(l layout, bases secretBases) (hostFacts, error) {
 	var facts hostFacts
 	var wg sync.WaitGroup
 	var guardErr error
 	var socketWarnings []string
-	wg.Go(func() { facts.Secrets = existingSecrets(homes) })
+	wg.Go(func() { facts.Secrets = existingSecrets(bases) })
 	wg.Go(func() { facts.Sockets, socketWarnings = readHostSockets() })
 	var mounts []mountEntry
 	wg.Go(func() { mounts = readMountinfo() })
@@ -393,7 +394,7 @@ func realPath(p string) (hostPath, error) {
 // listing of each directory on the way rules them out without a system
 // call per candidate, and only symlinks need resolving. System files the
 // caller cannot read need no cover.
-func existingSecrets(homes []string) []hostPath {
+func existingSecrets(bases secretBases) []hostPath {
 	var out []hostPath
 	add := func(h hostPath) {
 		if !slices.ContainsFunc(out, func(o hostPath) bool { return o.Path == h.Path }) {
@@ -415,11 +416,11 @@ func existingSecrets(homes []string) []hostPath {
 			system = append(system, s.Path)
 			continue
 		}
-		for _, home := range homes {
-			if h, ok := findUnder(home, s.Path, list); ok {
+		bases.each(s.Path, func(base, rel string) {
+			if h, ok := findUnder(base, rel, list); ok {
 				add(h)
 			}
-		}
+		})
 	}
 	if keys, err := filepath.Glob(sshHostKeyPattern); err == nil {
 		system = append(system, keys...)

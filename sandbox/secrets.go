@@ -202,19 +202,17 @@ func SecretLocations() []Secret { return slices.Clone(secretTable) }
 // homeSecret reports whether the entry lies under the home directories.
 func (s Secret) homeSecret() bool { return !path.IsAbs(s.Path) }
 
-// secretCandidates lists the secret locations to look for, given the home
-// directories that apply: every home entry under every home, then the
-// system's.
-func secretCandidates(homes []string) []string {
+// secretCandidates lists the secret locations to look for, given the
+// directories that apply: every home entry under every home (and moved XDG
+// directory), then the system's.
+func secretCandidates(b secretBases) []string {
 	var out, system []string
 	for _, s := range secretTable {
 		if !s.homeSecret() {
 			system = append(system, s.Path)
 			continue
 		}
-		for _, h := range homes {
-			out = append(out, path.Join(h, s.Path))
-		}
+		b.each(s.Path, func(base, rel string) { out = append(out, path.Join(base, rel)) })
 	}
 	return append(out, system...)
 }

@@ -5,7 +5,7 @@ package sandbox
 // and every other path that reaches them through the mount table. It is
 // what forgebox doctor reports and what the MCP file tools refuse to read.
 func HiddenSecrets(s Spec) []string {
-	found := existingSecrets(homeDirs(s))
+	found := existingSecrets(basesFor(s, homeDirs(s)))
 	found = append(found, sameFileElsewhere(found, readMountinfo())...)
 	out := make([]string, len(found))
 	for i, h := range found {

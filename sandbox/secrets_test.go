@@ -37,7 +37,7 @@ func TestSecretTable(t *testing.T) {
 func TestSecretTableCoversIssue16(t *testing.T) {
 	for _, want := range []string{".pgpass", ".my.cnf", ".s3cfg", ".boto", ".config/rclone", ".config/github-copilot"} {
 		found := false
-		for _, c := range secretCandidates([]string{"/home/u"}) {
+		for _, c := range secretCandidates(secretBases{homes: []string{"/home/u"}}) {
 			if c == path.Join("/home/u", want) {
 				found = true
 			}
