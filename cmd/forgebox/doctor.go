@@ -63,6 +63,8 @@ func (e env) doctor(args []string) int {
 			}
 		}
 		fmt.Fprintf(w, "  %s %-16s %s\n", hist.mark(), "history", hist.detail())
+		fmt.Fprintf(w, "  %s %-16s %d credential locations in the table, %d present here (--json lists both)\n",
+			"ok     ", "secrets", len(r.SecretLocations), len(r.Hidden))
 		if len(r.WillEnforce) > 0 {
 			fmt.Fprintln(w, "forgebox run will enforce:")
 			for _, s := range r.WillEnforce {
