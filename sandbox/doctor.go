@@ -11,6 +11,13 @@ type Report struct {
 	WillEnforce []string `json:"will_enforce"`
 	// Missing lists the required checks that failed.
 	Missing []string `json:"missing"`
+	// SecretLocations is the table of credential locations every run
+	// hides (relative paths under each home directory, absolute ones on
+	// the system), each with the documentation that names it.
+	SecretLocations []Secret `json:"secret_locations"`
+	// Hidden are the secrets a run started now would hide on this host:
+	// the locations that exist, and their other paths through bind mounts.
+	Hidden []string `json:"hidden"`
 }
 
 // Check is one capability of the host.

@@ -127,10 +127,11 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	// placeholders in its repositories). Secret locations reached through
 	// symlinks are only known once the facts are in, and checked again.
 	homes := homeDirs(s)
-	if err := checkWritableRoots(l, homes, secretCandidates(homes)); err != nil {
+	bases := basesFor(s, homes)
+	if err := checkWritableRoots(l, homes, secretCandidates(bases)); err != nil {
 		return err
 	}
-	facts, err := p.gatherFacts(l, homes, s.treeStore())
+	facts, err := p.gatherFacts(l, bases, s.treeStore())
 	if err != nil {
 		return err
 	}
@@ -263,13 +264,15 @@ func checkWritableRoots(l layout, homes, secrets []string) error {
 // gatherFacts reads what the view depends on from the host: secrets,
 // sockets, protected paths (the guard) and a few directories. The facts are
 // independent of each other, so they are gathered at once.
-func (p *prepared) gatherFacts(l layout, homes []string, trees treeStore) (hostFacts, error) {
+func (p *prepared) gatherFacts(l layout, bases secretBases, trees treeStore) (hostFacts, error) {
 	var facts hostFacts
 	var wg sync.WaitGroup
 	var guardErr error
 	var socketWarnings []string
-	wg.Go(func() { facts.Secrets = existingSecrets(homes) })
+	wg.Go(func() { facts.Secrets = existingSecrets(bases) })
 	wg.Go(func() { facts.Sockets, socketWarnings = readHostSockets() })
+	var mounts []mountEntry
+	wg.Go(func() { mounts = readMountinfo() })
 	if len(l.Writable) > 0 {
 		wg.Go(func() { p.guard, guardErr = protect(l.Workspace, l.Writable, trees, time.Now()) })
 	}
@@ -290,6 +293,7 @@ func (p *prepared) gatherFacts(l layout, homes []string, trees treeStore) (hostF
 	if guardErr != nil {
 		return facts, guardErr
 	}
+	facts.Secrets, facts.Sockets = otherNames(facts.Secrets, l.Hide, facts.Sockets, mounts)
 	p.warnings = append(p.warnings, socketWarnings...)
 	if p.guard != nil {
 		facts.Protected = p.guard.paths
@@ -391,7 +395,7 @@ func realPath(p string) (hostPath, error) {
 // listing of each directory on the way rules them out without a system
 // call per candidate, and only symlinks need resolving. System files the
 // caller cannot read need no cover.
-func existingSecrets(homes []string) []hostPath {
+func existingSecrets(bases secretBases) []hostPath {
 	var out []hostPath
 	add := func(h hostPath) {
 		if !slices.ContainsFunc(out, func(o hostPath) bool { return o.Path == h.Path }) {
@@ -407,14 +411,18 @@ func existingSecrets(homes []string) []hostPath {
 		lists[dir] = m
 		return m
 	}
-	for _, home := range homes {
-		for _, rel := range secretLocations {
-			if h, ok := findUnder(home, rel, list); ok {
+	var system []string
+	for _, s := range secretTable {
+		if !s.homeSecret() {
+			system = append(system, s.Path)
+			continue
+		}
+		bases.each(s.Path, func(base, rel string) {
+			if h, ok := findUnder(base, rel, list); ok {
 				add(h)
 			}
-		}
+		})
 	}
-	system := slices.Clone(systemSecrets)
 	if keys, err := filepath.Glob(sshHostKeyPattern); err == nil {
 		system = append(system, keys...)
 	}
@@ -469,6 +477,26 @@ func findUnder(dir, rel string, list func(string) map[string]fs.FileMode) (hostP
 		dir = filepath.Join(dir, part)
 	}
 	return hostPath{}, false
+}
+
+// otherNames adds to the secrets and sockets the other paths that reach
+// them through the mount table (sameFileElsewhere): a bind mount of the
+// home, of /home or of a directory holding a socket shows the same files
+// at a second path, which must be covered too. The other names of --hide
+// paths join the secrets.
+func otherNames(secrets, hide []hostPath, sockets []string, mounts []mountEntry) ([]hostPath, []string) {
+	if len(mounts) < 2 {
+		return secrets, sockets
+	}
+	secrets = append(secrets, sameFileElsewhere(slices.Concat(secrets, hide), mounts)...)
+	socks := make([]hostPath, len(sockets))
+	for i, s := range sockets {
+		socks[i] = hostPath{Path: s}
+	}
+	for _, a := range sameFileElsewhere(socks, mounts) {
+		sockets = append(sockets, a.Path)
+	}
+	return secrets, sockets
 }
 
 func rootEntries() []hostPath {

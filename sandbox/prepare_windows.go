@@ -226,7 +226,7 @@ func (r *winRun) homes(s Spec) []string {
 }
 
 // windowsSecretLocations are credential stores under a Windows profile,
-// beside the ones every OS has (secretLocations).
+// beside the ones every OS has (secretTable's home entries).
 var windowsSecretLocations = []string{
 	"_netrc", `AppData\Roaming\gh`, `AppData\Roaming\GitHub CLI`, `AppData\Roaming\gcloud`,
 	`AppData\Roaming\Microsoft\Credentials`, `AppData\Local\Microsoft\Credentials`,
@@ -240,8 +240,10 @@ var windowsSecretLocations = []string{
 func windowsSecrets(homes []string) []string {
 	var out []string
 	for _, h := range homes {
-		for _, s := range secretLocations {
-			out = append(out, filepath.Join(h, filepath.FromSlash(s)))
+		for _, s := range secretTable {
+			if s.homeSecret() {
+				out = append(out, filepath.Join(h, filepath.FromSlash(s.Path)))
+			}
 		}
 		for _, s := range windowsSecretLocations {
 			out = append(out, filepath.Join(h, s))

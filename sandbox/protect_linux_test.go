@@ -312,9 +312,9 @@ func TestSocketAliases(t *testing.T) {
 		"22 1 8:1 / / rw - ext4 /dev/vda rw\n" +
 			"40 22 8:1 " + strings.ReplaceAll(real, " ", "\\040") + " " + alias + " rw - ext4 /dev/vda rw\n" +
 			"41 22 0:5 / " + alias + "/other rw - tmpfs tmpfs rw\n"))
-	got := socketAliases([]string{filepath.Join(real, "s.sock")}, mounts)
-	if want := []string{filepath.Join(alias, "s.sock")}; !slices.Equal(got, want) {
-		t.Errorf("socketAliases = %q; want %q", got, want)
+	got := sameFileElsewhere([]hostPath{{Path: filepath.Join(real, "s.sock")}}, mounts)
+	if want := []hostPath{{Path: filepath.Join(alias, "s.sock")}}; !slices.Equal(got, want) {
+		t.Errorf("sameFileElsewhere = %v; want %v", got, want)
 	}
 	if u := unescapeMount(`/a\040b\134c`); u != `/a b\c` {
 		t.Errorf("unescapeMount = %q", u)

@@ -544,14 +544,13 @@ func sortedPaths(s []sbplPath) []sbplPath {
 }
 
 // darwinSecretLocations are credential stores under a macOS home, besides
-// secretLocations (which Linux and macOS share).
+// secretTable's (which Linux and macOS share).
 var darwinSecretLocations = []string{
 	"Library/Keychains", "Library/Cookies", "Library/Safari", "Library/Mail", "Library/Messages",
 	"Library/Application Support/Google/Chrome", "Library/Application Support/Chromium",
 	"Library/Application Support/BraveSoftware", "Library/Application Support/Microsoft Edge",
 	"Library/Application Support/Firefox", "Library/Application Support/Arc",
 	"Library/Application Support/com.apple.TCC", "Library/Group Containers/2BUA8C4S2C.com.1password",
-	".config/op", ".local/share/fish/fish_history",
 }
 
 // darwinSystemSecrets are the system's own, besides systemSecrets (mapped
@@ -566,11 +565,20 @@ var darwinSystemSecrets = []string{
 func seatbeltSecrets(homes []string) []sbplPath {
 	var out []sbplPath
 	for _, h := range homes {
-		for _, s := range slices.Concat(secretLocations, darwinSecretLocations) {
+		for _, s := range secretTable {
+			if s.homeSecret() {
+				out = append(out, sbplPath{path.Join(h, s.Path), sbplTree})
+			}
+		}
+		for _, s := range darwinSecretLocations {
 			out = append(out, sbplPath{path.Join(h, s), sbplTree})
 		}
 	}
-	for _, s := range systemSecrets {
+	for _, e := range secretTable {
+		if e.homeSecret() {
+			continue
+		}
+		s := e.Path
 		if r, ok := strings.CutPrefix(s, "/etc/"); ok {
 			s = "/private/etc/" + r
 		}

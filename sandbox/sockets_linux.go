@@ -130,8 +130,10 @@ func holderDirs(procRoot, inode string) []string {
 	return dirs
 }
 
-// readHostSockets reads this namespace's socket table, adds the other
-// names bind mounts give the sockets, and turns lost sockets into warnings.
+// readHostSockets reads this namespace's socket table and turns lost
+// sockets into warnings. The other names bind mounts give the sockets are
+// added by the caller (sameFileElsewhere), which reads the mount table once
+// for the sockets and the secrets.
 func readHostSockets() (found []string, warnings []string) {
 	f, err := os.Open("/proc/net/unix")
 	if err != nil {
@@ -142,84 +144,5 @@ func readHostSockets() (found []string, warnings []string) {
 	for _, l := range lost {
 		warnings = append(warnings, fmt.Sprintf("a host Unix socket bound as %q (a relative path) could not be located, so it is not covered", l))
 	}
-	if len(found) > 0 {
-		if mi, err := os.Open("/proc/self/mountinfo"); err == nil {
-			found = append(found, socketAliases(found, parseMountinfo(mi))...)
-			mi.Close()
-		}
-	}
 	return found, warnings
-}
-
-// mountEntry is one line of /proc/self/mountinfo.
-type mountEntry struct {
-	dev         string // major:minor
-	root, point string // the mount's root within its filesystem, and where it is mounted
-}
-
-func parseMountinfo(r io.Reader) []mountEntry {
-	var out []mountEntry
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
-		f := strings.Fields(sc.Text())
-		if len(f) < 5 {
-			continue
-		}
-		out = append(out, mountEntry{dev: f[2], root: unescapeMount(f[3]), point: unescapeMount(f[4])})
-	}
-	return out
-}
-
-// unescapeMount undoes mountinfo's octal escapes (\040 for a space).
-func unescapeMount(s string) string {
-	if !strings.Contains(s, "\\") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) {
-			if v, err := strconv.ParseUint(s[i+1:i+4], 8, 8); err == nil {
-				b.WriteByte(byte(v))
-				i += 3
-				continue
-			}
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-// socketAliases returns the other paths of the sockets: the same file seen
-// through a bind mount of a directory that holds it. A cover on one path
-// does not cover another.
-func socketAliases(socks []string, mounts []mountEntry) []string {
-	var out []string
-	for _, s := range socks {
-		var st unix.Stat_t
-		if unix.Lstat(s, &st) != nil {
-			continue
-		}
-		m := -1 // the mount s is on: the deepest mount point above it, the last of equals
-		for i, e := range mounts {
-			if within(s, e.point) && (m < 0 || len(e.point) >= len(mounts[m].point)) {
-				m = i
-			}
-		}
-		if m < 0 {
-			continue
-		}
-		rel := filepath.Join(mounts[m].root, strings.TrimPrefix(s, mounts[m].point))
-		for i, e := range mounts {
-			if i == m || e.dev != mounts[m].dev || !within(rel, e.root) {
-				continue
-			}
-			alias := filepath.Join(e.point, strings.TrimPrefix(rel, e.root))
-			var at unix.Stat_t
-			if alias != s && unix.Lstat(alias, &at) == nil && at.Dev == st.Dev && at.Ino == st.Ino {
-				out = append(out, alias)
-			}
-		}
-	}
-	return out
 }

@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"fmt"
-	"path"
 	"slices"
 	"strings"
 )
@@ -220,38 +219,4 @@ func (v *viewBuilder) finish(l layout) ([]viewItem, Enforced, error) {
 	}
 	enf.Profile, enf.Network, enf.ReadOnlyRoot = l.Profile, l.Network, true
 	return out, enf, nil
-}
-
-// secretLocations are credential stores under a home directory.
-var secretLocations = []string{
-	".ssh", ".gnupg", ".aws", ".azure", ".config/gcloud", ".kube", ".docker", ".netrc",
-	".git-credentials", ".config/git/credentials", ".config/gh", ".config/hub", ".npmrc", ".pypirc",
-	".password-store", ".cargo/credentials", ".cargo/credentials.toml", ".gem/credentials",
-	".terraform.d/credentials.tfrc.json", ".vault-token", ".local/share/keyrings", ".pki",
-	".mozilla", ".config/google-chrome", ".config/chromium", ".config/BraveSoftware",
-	".claude/.credentials.json", ".codex/auth.json", ".gemini/oauth_creds.json",
-	".bash_history", ".zsh_history", ".python_history", ".psql_history", ".mysql_history",
-	".node_repl_history", ".lesshst",
-}
-
-// systemSecrets are files under /etc that hold keys or password hashes.
-var systemSecrets = []string{
-	"/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/security/opasswd",
-	"/etc/ssl/private", "/etc/krb5.keytab", "/etc/wireguard", "/etc/NetworkManager/system-connections",
-	"/etc/letsencrypt", "/etc/sudoers", "/etc/sudoers.d",
-}
-
-// sshHostKeyPattern matches the host's private SSH keys.
-const sshHostKeyPattern = "/etc/ssh/ssh_host_*_key"
-
-// secretCandidates lists the secret locations to look for, given the home
-// directories that apply.
-func secretCandidates(homes []string) []string {
-	var out []string
-	for _, h := range homes {
-		for _, s := range secretLocations {
-			out = append(out, path.Join(h, s))
-		}
-	}
-	return append(out, systemSecrets...)
 }

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/forgebox/forgebox/sandbox"
 )
@@ -26,6 +27,12 @@ func (e env) doctor(args []string) int {
 		return exitForgebox
 	}
 	r := sandbox.Diagnose(context.Background())
+	r.SecretLocations = sandbox.SecretLocations()
+	home, _ := os.UserHomeDir()
+	r.Hidden = sandbox.HiddenSecrets(sandbox.Spec{Environ: os.Environ(), Home: home})
+	if r.Hidden == nil {
+		r.Hidden = []string{}
+	}
 	hist := checkHistory()
 	fixes := map[string]string{}
 	for _, c := range r.Checks {
@@ -56,6 +63,8 @@ func (e env) doctor(args []string) int {
 			}
 		}
 		fmt.Fprintf(w, "  %s %-16s %s\n", hist.mark(), "history", hist.detail())
+		fmt.Fprintf(w, "  %s %-16s %d credential locations in the table, %d present here (--json lists both)\n",
+			"ok     ", "secrets", len(r.SecretLocations), len(r.Hidden))
 		if len(r.WillEnforce) > 0 {
 			fmt.Fprintln(w, "forgebox run will enforce:")
 			for _, s := range r.WillEnforce {

@@ -194,8 +194,11 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 		SessionArgv: b.sessionArgv, Record: b.record, CheckWorkspace: checkWorkspace(rf, ctx.Workspace),
 	}
 	// The file tools keep the sandbox's rules: the workspace only, its
-	// protected names read-only, --hide paths unread.
-	fs, err := files.New(files.Options{Root: ctx.Workspace, Protected: sandbox.ProtectedNames(), IsProtected: sandbox.Protected, Hidden: rf.hide})
+	// protected names read-only, the secrets a run hides and --hide paths
+	// unread (a hard link to one in the workspace included).
+	home, _ := os.UserHomeDir()
+	hidden := slices.Concat(rf.hide, sandbox.HiddenSecrets(sandbox.Spec{Environ: os.Environ(), Home: home}))
+	fs, err := files.New(files.Options{Root: ctx.Workspace, Protected: sandbox.ProtectedNames(), IsProtected: sandbox.Protected, Hidden: hidden})
 	if err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		return nil, agent.Config{}, fmt.Errorf("the file tools: %w", err)
 	}
