@@ -149,6 +149,11 @@ func (b *bait) writeFiles() error {
 		{"outside/file.txt", "forgebox selftest bait: must stay as it is\n", 0o644},
 		{"outside/mode.txt", "forgebox selftest bait: mode and times must stay\n", 0o644},
 		{baitSecretFile, b.token + "\n", 0o600},
+		// Credential files of the table (sandbox/secrets.go) in a home of
+		// the bait's: the probe runs with HOME there.
+		{baitHome + "/.pgpass", "localhost:5432:*:me:" + b.token + "\n", 0o600},
+		{baitHome + "/.config/rclone/rclone.conf", "[s3]\nsecret_access_key = " + b.token + "\n", 0o600},
+		{baitHome + "/.claude/.credentials.json", `{"token":"` + b.token + `"}` + "\n", 0o600},
 		{baitSecretDir + "/id_selftest", b.token + "\n", 0o600},
 	}
 	for _, f := range files {
@@ -289,7 +294,9 @@ type fileState struct {
 func (b *bait) watchedPaths() map[string]string {
 	w := map[string]string{
 		baitSecretFile: classSecret, baitSecretDir: classSecret, baitSecretDir + "/id_selftest": classSecret,
-		"ws/.git/HEAD": classProtected, "ws/.git/config": classProtected, "ws/.git/hooks": classProtected,
+		baitHome + "/.pgpass": classSecret, baitHome + "/.config/rclone/rclone.conf": classSecret,
+		baitHome + "/.claude/.credentials.json": classSecret,
+		"ws/.git/HEAD":                          classProtected, "ws/.git/config": classProtected, "ws/.git/hooks": classProtected,
 		"ws/.git/hooks/pre-commit": classProtected, "ws/.bashrc": classProtected,
 		"ws/.vscode": classProtected, "ws/.vscode/settings.json": classProtected,
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -102,6 +103,10 @@ func probeSpec(spec sandbox.Spec, exe, ws string, ops, hide []string) sandbox.Sp
 	s.ReadOnly = append(slices.Clone(spec.ReadOnly), exe)
 	s.Hide = append(slices.Clone(spec.Hide), hide...)
 	s.Timeout, s.Grace = selftestRunTimeout, time.Second
+	// The bait's home, where the credential table's files are planted,
+	// is the probe's: the sandbox hides the table in every home it knows.
+	s.Environ = slices.DeleteFunc(slices.Clone(spec.Environ), func(kv string) bool { return strings.HasPrefix(kv, "HOME=") })
+	s.Environ = append(s.Environ, "HOME="+filepath.Join(filepath.Dir(ws), baitHome))
 	return s
 }
 

@@ -31,6 +31,8 @@ const (
 	baitSecretFile = "secret.txt"
 	baitSecretDir  = "secrets"
 	baitSocket     = "s"
+	// baitHome is the probe's home: the credential table applies there.
+	baitHome = "home"
 )
 
 func (t target) path(rel string) string { return filepath.Join(t.root, rel) }
@@ -137,6 +139,9 @@ func plan(t target) map[string][]attempt {
 			{[]string{"read", t.path(baitSecretFile)}, "read " + baitSecretFile, noSecret(t.token)},
 			{[]string{"read", t.path(baitSecretDir + "/id_selftest")}, "read " + baitSecretDir + "/id_selftest", noSecret(t.token)},
 			{[]string{"readdir", t.path(baitSecretDir)}, "list " + baitSecretDir + "/", noSecret(t.token)},
+			{[]string{"read", t.path(baitHome + "/.pgpass")}, "read ~/.pgpass", noSecret(t.token)},
+			{[]string{"read", t.path(baitHome + "/.config/rclone/rclone.conf")}, "read ~/.config/rclone/rclone.conf", noSecret(t.token)},
+			{[]string{"read", t.path(baitHome + "/.claude/.credentials.json")}, "read ~/.claude/.credentials.json", noSecret(t.token)},
 		},
 		classHostWrite: {
 			{[]string{"write", t.path(out + "file.txt"), "pwned"}, "write " + out + "file.txt", refused},
