@@ -53,6 +53,9 @@ const (
 	// follows in its linked worktrees and submodules (worktrees/*/,
 	// modules/**/) are covered, whether they exist yet or not.
 	sbplGitNested
+	// sbplAnyDepth: Path is a writable root; the protected names read at
+	// every depth (anyDepthNames) are covered anywhere below it.
+	sbplAnyDepth
 )
 
 type sbplPath struct {
@@ -423,6 +426,12 @@ func sbplMatch(s sbplPath) []string {
 		re += "(/.*)?$"
 	case sbplLiteral:
 		re += "$"
+	case sbplAnyDepth:
+		names := make([]string, len(anyDepthNames))
+		for i, n := range anyDepthNames {
+			names[i] = foldASCII(n)
+		}
+		re += "/(.*/)?(" + strings.Join(names, "|") + ")(/.*)?$"
 	case sbplGitNested:
 		re += "/(" + foldASCII("worktrees") + "|" + foldASCII("modules") + ")/(.+/)?(" + foldASCII("hooks") + "(/.*)?|" +
 			strings.Join([]string{foldASCII("config"), foldASCII("config.worktree"), foldASCII("commondir"), foldASCII("gitdir")}, "|") + ")$"
@@ -430,7 +439,8 @@ func sbplMatch(s sbplPath) []string {
 	return []string{"; " + sbplString(s.Path) + sbplKindNote[s.Kind], "(regex " + sbplString(re) + ")"}
 }
 
-var sbplKindNote = map[sbplPathKind]string{sbplLiteral: "", sbplTree: " and beneath", sbplGitNested: ": worktrees' and submodules' Git files"}
+var sbplKindNote = map[sbplPathKind]string{sbplLiteral: "", sbplTree: " and beneath", sbplGitNested: ": worktrees' and submodules' Git files",
+	sbplAnyDepth: ": editor, agent, package manager and hook runner configuration at any depth"}
 
 // sbplFold is the anchored regular expression of path p (no end anchor) in
 // every spelling the file system accepts for it: the data-volume prefix,
@@ -647,6 +657,7 @@ func protectedSBPL(roots, repos, hooks []string) []sbplPath {
 		for _, d := range protectedDirs {
 			out = append(out, sbplPath{path.Join(r, d), sbplTree})
 		}
+		out = append(out, sbplPath{r, sbplAnyDepth})
 	}
 	for _, repo := range sortedUnique(slices.Concat(roots, repos)) {
 		g := path.Join(repo, ".git")
