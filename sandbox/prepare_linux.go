@@ -113,22 +113,11 @@ func (s Spec) network() Network {
 // filesystem view. On the host it changes only what the guard needs: the
 // Git placeholders, released with the run.
 func (p *prepared) planView(s Spec, tl *timeline) error {
-	dir, ws, err := runDirs(s)
+	dir, l, grants, homes, err := checkedLayout(s)
 	if err != nil {
 		return err
 	}
 	tl.mark("paths checked")
-	l, grants, err := runLayout(s, ws)
-	if err != nil {
-		return err
-	}
-	// Refuse a bad workspace before anything touches it (the guard makes
-	// placeholders in its repositories). Secret locations reached through
-	// symlinks are only known once the facts are in, and checked again.
-	homes := homeDirs(s)
-	if err := checkWritableRoots(l, homes, secretCandidates(homes)); err != nil {
-		return err
-	}
 	facts, err := p.gatherFacts(l, homes)
 	if err != nil {
 		return err
@@ -161,14 +150,50 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		}
 	}
 	p.enforced = enf
-	p.child.Cwd, p.child.Mounts, p.child.Slots = startDir(dir, ws), mounts, slots
-	p.workspace = ws
+	p.child.Cwd, p.child.Mounts, p.child.Slots = startDir(dir, l.Workspace), mounts, slots
+	p.workspace = l.Workspace
 	tl.mark("view planned")
 	if err := p.planLandlock(s, l, items); err != nil {
 		return err
 	}
 	tl.mark("landlock ruleset")
 	return nil
+}
+
+// checkedLayout resolves the directories and grants of a run and refuses a
+// bad workspace or --rw path before anything touches them (the guard makes
+// placeholders in their repositories). Secret locations reached through
+// symlinks are only known once the host's secrets are read: the caller
+// checks again with those (CheckRoots, planView).
+func checkedLayout(s Spec) (dir string, l layout, grants map[string]bool, homes []string, err error) {
+	dir, ws, err := runDirs(s)
+	if err != nil {
+		return "", l, nil, nil, err
+	}
+	l, grants, err = runLayout(s, ws)
+	if err != nil {
+		return "", l, nil, nil, err
+	}
+	homes = homeDirs(s)
+	if err := checkWritableRoots(l, homes, secretCandidates(homes)); err != nil {
+		return "", l, nil, nil, err
+	}
+	return dir, l, grants, homes, nil
+}
+
+// CheckRoots refuses the workspace and --rw paths of s exactly as Run
+// would, without running anything: forgebox serve calls it before it
+// starts, so that its file tools never act on a workspace run refuses.
+func CheckRoots(s Spec) error {
+	_, l, _, homes, err := checkedLayout(s)
+	if err != nil {
+		return err
+	}
+	var secrets []string
+	for _, h := range existingSecrets(homes) {
+		secrets = append(secrets, h.Path)
+	}
+	return checkWritableRoots(l, homes, secrets)
 }
 
 // runDirs resolves the directory the run was asked from and the workspace,

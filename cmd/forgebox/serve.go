@@ -114,6 +114,18 @@ func (e env) serve(args []string) int {
 		e.errorf("serve: unexpected argument %q; see forgebox serve --help", fs.Arg(0))
 		return exitForgebox
 	}
+	// Refuse what forgebox run refuses before speaking MCP at all: the
+	// file tools act outside the sandbox, so a server on "/" or a home
+	// directory would write there with the user's rights, and the client
+	// must see a failed start, not a healthy server.
+	spec, err := rf.spec([]string{"true"})
+	if err == nil {
+		err = sandbox.CheckRoots(spec)
+	}
+	if err != nil {
+		e.errorf("serve: %v", err)
+		return exitForgebox
+	}
 	b, cfg, err := newServeBackend(rf, sf)
 	if err != nil {
 		e.errorf("serve: %v", err)
