@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -108,6 +110,108 @@ func TestServeRefusesWorkspacesRunRefuses(t *testing.T) {
 		answers, stderr, code := e.startServe(nil)
 		if code != 0 || len(answers) == 0 || answers[0]["result"] == nil {
 			t.Errorf("forgebox serve in the workspace: exit %d, answers %v; want a healthy start\nstderr: %s", code, answers, stderr)
+		}
+	})
+}
+
+// The file tools never change forgebox's own configuration and state, even
+// when they lie in the workspace (XDG_CONFIG_HOME and XDG_STATE_HOME
+// inside it, FORGEBOX_HISTORY_DB too): not the configuration file (an
+// allow rule written there would be honoured by every later forgebox), the
+// session approvals, the state directory or the history, not through a
+// symbolic link, and a hard link to them only ever has its own name
+// replaced. Each attempt is refused with a reason and the host files keep
+// their content, mode and mtime.
+func TestServeFilesKeepForgeboxState(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		cfgHome, stateHome := filepath.Join(e.ws, ".cfg"), filepath.Join(e.ws, ".st")
+		cfg := filepath.Join(cfgHome, "forgebox", "config.json")
+		approvals := filepath.Join(stateHome, "forgebox", "sessions", "0123456789abcdef0123456789abcdef.json")
+		db := filepath.Join(e.ws, "hist", "h.db")
+		e.extra = append(e.extra, "XDG_CONFIG_HOME="+cfgHome, "XDG_STATE_HOME="+stateHome, "FORGEBOX_HISTORY_DB="+db)
+		for _, d := range []string{cfgHome, filepath.Dir(cfg), stateHome, filepath.Join(stateHome, "forgebox")} {
+			e.mkdir(d)
+		}
+		e.write(cfg, `{"forgebox": {"rules": {"deny": [{"pattern": "sudo *"}]}}}`+"\n")
+		os.Chmod(cfg, 0o600)
+		e.write(approvals, `[{"pattern": "make build"}]`+"\n")
+		e.write(db, "not a database\n")
+		e.write(filepath.Join(e.ws, "decoy.txt"), "decoy\n")
+		e.write(filepath.Join(e.ws, "evil", "config.json"), `{"forgebox": {"rules": {"allow": [{"pattern": "git push *"}]}}}`)
+		for _, l := range [][2]string{{".cfg/forgebox", "lnk"}, {".st", "stlnk"}} {
+			if err := os.Symlink(l[0], filepath.Join(e.ws, l[1])); err != nil {
+				t.Fatal(err)
+			}
+			e.chown(filepath.Join(e.ws, l[1]))
+		}
+		if err := os.Link(cfg, filepath.Join(e.ws, "hl")); err != nil {
+			t.Fatal(err)
+		}
+		// Old mtimes: a change within the same clock tick still shows.
+		old := time.Now().Add(-time.Hour)
+		watched := []string{cfg, filepath.Dir(cfg), cfgHome, approvals, filepath.Dir(approvals), filepath.Join(stateHome, "forgebox"), stateHome, db}
+		for _, p := range watched {
+			os.Chtimes(p, old, old)
+		}
+		before := map[string]snapshot{}
+		for _, p := range watched {
+			before[p] = snap(t, p)
+		}
+		allow := `{"forgebox": {"rules": {"allow": [{"pattern": "git push *"}]}}}`
+		sess := ".st/forgebox/sessions/" + filepath.Base(approvals)
+		c := e.serveMCP(nil)
+		for _, a := range []struct {
+			tool string
+			args map[string]any
+		}{
+			{"write_file", map[string]any{"path": ".cfg/forgebox/config.json", "content": allow}},
+			{"write_file", map[string]any{"path": cfg, "content": allow}},
+			{"write_file", map[string]any{"path": "lnk/config.json", "content": allow}},
+			{"write_file", map[string]any{"path": ".cfg/forgebox/extra.json", "content": allow}},
+			{"write_file", map[string]any{"path": sess, "content": `[{"pattern": "git push *"}]`}},
+			{"write_file", map[string]any{"path": "stlnk/forgebox/sessions/new.json", "content": `[]`}},
+			{"write_file", map[string]any{"path": ".st/forgebox/history.db", "content": "x"}},
+			{"write_file", map[string]any{"path": "hist/h.db", "content": "x"}},
+			{"write_file", map[string]any{"path": "hist/h.db-wal", "content": "x"}},
+			{"make_directory", map[string]any{"path": ".cfg/forgebox/sub"}},
+			{"make_directory", map[string]any{"path": ".st/forgebox"}},
+			{"make_directory", map[string]any{"path": "hist/h.db.spool"}},
+			{"move_item", map[string]any{"source": "decoy.txt", "destination": ".cfg/forgebox/x.json"}},
+			{"move_item", map[string]any{"source": ".cfg/forgebox/config.json", "destination": "stolen.json"}},
+			{"move_item", map[string]any{"source": ".cfg", "destination": "cfg-old"}},
+			{"move_item", map[string]any{"source": ".st/forgebox/sessions", "destination": "sessions-old"}},
+			{"move_item", map[string]any{"source": "hist/h.db", "destination": "h-old.db"}},
+			{"copy_item", map[string]any{"source": "evil/config.json", "destination": ".cfg/forgebox/config2.json"}},
+			{"copy_item", map[string]any{"source": "evil", "destination": ".st/forgebox/sessions/evil"}},
+			{"copy_item", map[string]any{"source": "decoy.txt", "destination": "hist/h.db-shm"}},
+			{"delete_item", map[string]any{"path": ".cfg/forgebox/config.json"}},
+			{"delete_item", map[string]any{"path": "lnk/config.json"}},
+			{"delete_item", map[string]any{"path": ".cfg", "recursive": true}},
+			{"delete_item", map[string]any{"path": sess}},
+			{"delete_item", map[string]any{"path": ".st", "recursive": true}},
+			{"delete_item", map[string]any{"path": "hist/h.db"}},
+		} {
+			res, text := c.call(a.tool, a.args, nil)
+			if !res.IsError {
+				t.Errorf("%s %v: %q; want refused", a.tool, a.args, text)
+			} else if !strings.Contains(text, "forgebox's own configuration or state") {
+				t.Errorf("%s %v refused with %q; want the reason: forgebox's own configuration or state", a.tool, a.args, text)
+			}
+		}
+		// A hard link is replaced or removed under its own name only.
+		c.call("write_file", map[string]any{"path": "hl", "content": allow}, nil)
+		c.call("delete_item", map[string]any{"path": "hl"}, nil)
+		for _, p := range watched {
+			unchanged(t, p, before[p])
+		}
+		for _, p := range []string{"hist/h.db-wal", "hist/h.db-shm", "hist/h.db.spool", ".st/forgebox/history.db", "stolen.json", "cfg-old"} {
+			if _, err := os.Lstat(filepath.Join(e.ws, p)); err == nil {
+				t.Errorf("%s exists after a refused action", p)
+			}
+		}
+		// The rest of the workspace, .cfg included, is the agent's.
+		if res, text := c.call("write_file", map[string]any{"path": ".cfg/other.json", "content": "{}"}, nil); res.IsError {
+			t.Errorf("write_file .cfg/other.json: %s", text)
 		}
 	})
 }

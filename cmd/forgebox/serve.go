@@ -197,8 +197,9 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 		SessionArgv: b.sessionArgv, Record: b.record,
 	}
 	// The file tools keep the sandbox's rules: the workspace only, its
-	// protected names read-only, --hide paths unread.
-	fs, err := files.New(files.Options{Root: ctx.Workspace, Protected: sandbox.ProtectedNames(), Hidden: rf.hide})
+	// protected names and forgebox's own configuration and state
+	// read-only, --hide paths unread.
+	fs, err := files.New(files.Options{Root: ctx.Workspace, Protected: sandbox.ProtectedNames(), Hidden: rf.hide, Own: rf.ownPaths()})
 	if err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		return nil, agent.Config{}, fmt.Errorf("the file tools: %w", err)
 	}
