@@ -123,6 +123,11 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		return err
 	}
 	facts.Grants = grants
+	own, err := ownProtected(l.Writable, s.Own)
+	if err != nil {
+		return err
+	}
+	facts.Protected = append(facts.Protected, own...)
 	var secretPaths []string
 	for _, h := range facts.Secrets {
 		secretPaths = append(secretPaths, h.Path)
@@ -176,6 +181,9 @@ func checkedLayout(s Spec) (dir string, l layout, grants map[string]bool, homes 
 	}
 	homes = homeDirs(s)
 	if err := checkWritableRoots(l, homes, secretCandidates(homes)); err != nil {
+		return "", l, nil, nil, err
+	}
+	if err := checkOwn(append([]string{l.Workspace}, l.Writable...), s.Own); err != nil {
 		return "", l, nil, nil, err
 	}
 	return dir, l, grants, homes, nil

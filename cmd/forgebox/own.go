@@ -18,34 +18,37 @@ import (
 // default history and its spool), and the files --policy, --history-db or
 // $FORGEBOX_HISTORY_DB name, with the history's companions (SQLite's -wal,
 // -shm and -journal, forgebox's .spool). Paths are absolute and cleaned,
-// not resolved: the consumers resolve them where they act.
+// not resolved: the consumers resolve them where they act. A directory
+// ends in a slash (sandbox.Spec.Own: the sandbox makes a missing one, so
+// that it can hold it read-only).
 func ownPaths(h host, policyFile, historyDB string) []string {
 	var out []string
-	add := func(p string) {
+	add := func(p, slash string) {
 		if p == "" {
 			return
 		}
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(h.cwd, p)
 		}
-		if p = filepath.Clean(p); filepath.IsAbs(p) && !slices.Contains(out, p) {
-			out = append(out, p)
+		if p = filepath.Clean(p); filepath.IsAbs(p) && !slices.Contains(out, p+slash) {
+			out = append(out, p+slash)
 		}
 	}
 	if cfg, err := h.userConfigPath(); err == nil {
-		add(filepath.Dir(cfg))
+		add(filepath.Dir(cfg), "/")
 	}
 	if st, err := h.xdg("XDG_STATE_HOME", filepath.Join(".local", "state")); err == nil {
-		add(filepath.Join(st, "forgebox"))
+		add(filepath.Join(st, "forgebox"), "/")
 	}
-	add(policyFile)
+	add(policyFile, "")
 	for _, db := range []string{historyDB, h.getenv("FORGEBOX_HISTORY_DB")} {
 		if db == "" {
 			continue
 		}
-		for _, suffix := range []string{"", "-wal", "-shm", "-journal", ".spool"} {
-			add(db + suffix)
+		for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+			add(db+suffix, "")
 		}
+		add(db+".spool", "/")
 	}
 	return out
 }

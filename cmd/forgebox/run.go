@@ -264,6 +264,7 @@ func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
 		Timeout: f.timeout.d, IdleTimeout: f.idleTimeout.d, Grace: f.grace.d,
 		Limits:     sandbox.Limits{MemoryBytes: f.memory.n, Pids: f.pids.n, CPUs: f.cpus.f},
 		BestEffort: f.bestEffort,
+		Own:        f.ownPaths(),
 	}
 	for _, v := range f.env {
 		if strings.Contains(v, "=") {
