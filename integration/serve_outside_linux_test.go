@@ -215,3 +215,25 @@ func TestServeFilesKeepForgeboxState(t *testing.T) {
 		}
 	})
 }
+
+// The model's "directory" and "cwd" arguments choose where a command
+// starts, never the workspace: outside it (absolute, "..", or a link in
+// the workspace that leads out) they are refused, and nothing runs.
+func TestServeDirectoryStaysInWorkspace(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		if err := os.Symlink(e.outside, filepath.Join(e.ws, "out")); err != nil {
+			t.Fatal(err)
+		}
+		before := snap(t, e.outside)
+		c := e.serveMCP(nil)
+		for _, dir := range []string{"/", e.outside, "..", "out", "out/"} {
+			if res, text := c.call("run_shell_command", map[string]any{"command": "touch fb-escaped", "directory": dir}, nil); !res.IsError || !strings.Contains(text, "outside the workspace") {
+				t.Errorf("run_shell_command in %q: %q; want refused as outside the workspace", dir, text)
+			}
+			if res, text := c.call("shell_start", map[string]any{"cwd": dir}, nil); !res.IsError || !strings.Contains(text, "outside the workspace") {
+				t.Errorf("shell_start in %q: %q; want refused as outside the workspace", dir, text)
+			}
+		}
+		unchanged(t, e.outside, before)
+	})
+}
