@@ -86,10 +86,20 @@ func TestServeRefusesWorkspacesRunRefuses(t *testing.T) {
 			{"relative from home", []string{"--workspace=."}, []runOpt{inDir(e.home)}, "refusing workspace " + e.home},
 			{"rw home", []string{"--rw=" + e.home}, nil, "refusing --rw " + e.home},
 			{"secret", []string{"--workspace=" + e.home + "/.ssh"}, nil, "which forgebox hides as a secret location"},
+			{"forgebox state", []string{"--workspace=" + e.stateHome() + "/forgebox"}, nil, "it is inside forgebox's own configuration or state"},
+			{"forgebox config", []string{"--workspace=" + e.configHome() + "/forgebox"}, nil, "it is inside forgebox's own configuration or state"},
+			{"config through a link", []string{"--workspace=" + e.outside}, []runOpt{func(c *exec.Cmd) { c.Env = append(c.Env, "XDG_CONFIG_HOME="+e.outside+"/cfglink") }},
+				"is reached through a symbolic link inside the writable root"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {
-				if tc.name == "secret" {
+				switch tc.name {
+				case "secret":
 					e.mkdir(e.home + "/.ssh")
+				case "forgebox state", "forgebox config":
+					e.mkdir(strings.TrimPrefix(tc.flags[0], "--workspace="))
+				case "config through a link":
+					e.mkdir(e.outside + "/real")
+					os.Symlink("real", e.outside+"/cfglink")
 				}
 				answers, stderr, code := e.startServe(tc.flags, tc.opts...)
 				if code == 0 {
