@@ -79,7 +79,7 @@ func TestServeRefusesWorkspacesRunRefuses(t *testing.T) {
 		}{
 			{"root", []string{"--workspace=/"}, nil, "refusing workspace /: it is a system directory"},
 			{"etc", []string{"--workspace=/etc"}, nil, "refusing workspace /etc: it is a system directory"},
-			{"etc subdirectory", []string{"--workspace=/etc/ssh"}, nil, "it is inside the system directory /etc"},
+			{"system subdirectory", []string{"--workspace=/usr/share"}, nil, "it is inside the system directory /usr"},
 			{"home", []string{"--workspace=" + e.home}, nil, "refusing workspace " + e.home + ": it is (or contains) the home directory"},
 			{"parent of home", []string{"--workspace=" + e.dir}, nil, "refusing workspace " + e.dir + ": it is (or contains) the home directory"},
 			{"default from home", nil, []runOpt{inDir(e.home)}, "refusing workspace " + e.home},
