@@ -26,7 +26,8 @@ type ownPlace struct {
 	given  string // as given, cleaned
 	real   string // its existing part with the links resolved, the rest appended
 	exists bool
-	dir    bool // given with a trailing slash: a directory, made when missing
+	dir    bool  // given with a trailing slash: a directory, made when missing
+	err    error // it could not be inspected (real is then given)
 }
 
 func ownPlaces(own []string) ([]ownPlace, error) {
@@ -46,7 +47,11 @@ func ownPlaces(own []string) ([]ownPlace, error) {
 				break
 			}
 			if !errors.Is(err, unix.ENOENT) && !errors.Is(err, unix.ENOTDIR) || at == "/" {
-				return nil, fmt.Errorf("inspect forgebox's own location %s: %w", o, err)
+				// Out of the caller's reach (a directory it may not
+				// search), so out of the command's too, unless it lies
+				// in a writable root: checkOwn refuses that.
+				p.real, p.err = p.given, err
+				break
 			}
 			rest = filepath.Join(filepath.Base(at), rest)
 		}
@@ -66,6 +71,9 @@ func checkOwn(roots, own []string) error {
 	}
 	for _, p := range places {
 		for _, r := range roots {
+			if p.err != nil && within(p.given, r) {
+				return fmt.Errorf("inspect forgebox's own configuration or state %s, inside the writable root %s: %w", p.given, r, p.err)
+			}
 			if within(r, p.real) || within(r, p.given) {
 				return invalidf("refusing writable root %s: it is inside forgebox's own configuration or state %s; "+
 					"choose a project directory with --workspace, and grant with --rw only what the command must write", r, p.given)
@@ -105,7 +113,7 @@ func ownProtected(roots, own []string) ([]protectedPath, error) {
 				root = r
 			}
 		}
-		if root == "" {
+		if root == "" || p.err != nil {
 			continue // the host is read-only there anyway
 		}
 		if !p.exists {
