@@ -123,11 +123,6 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		return err
 	}
 	facts.Grants = grants
-	own, err := ownProtected(l.Writable, s.Own)
-	if err != nil {
-		return err
-	}
-	facts.Protected = append(facts.Protected, own...)
 	var secretPaths []string
 	for _, h := range facts.Secrets {
 		secretPaths = append(secretPaths, h.Path)
@@ -135,6 +130,13 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	if err := checkWritableRoots(l, homes, secretPaths); err != nil {
 		return err
 	}
+	// Only now, with the roots accepted: it may make forgebox's own
+	// directories in them.
+	own, err := ownProtected(l.Writable, s.Own)
+	if err != nil {
+		return err
+	}
+	facts.Protected = append(facts.Protected, own...)
 	tl.mark("protected paths")
 
 	items, enf, err := buildView(l, facts)
