@@ -36,6 +36,12 @@
 //     moved away nor replaced, and no directory holding one (".git" holds
 //     ".git/hooks") can be deleted, moved or replaced. Making a directory
 //     that will hold one (.git) is allowed.
+//   - The caller's own places (Options.Own: forgebox's configuration,
+//     approvals and history) are held by host path, apart from the
+//     protected names: nothing at, under or holding one is changed,
+//     created, deleted, moved or copied onto, whatever the links in the
+//     workspace; a workspace inside one is read-only throughout. Reading
+//     them is allowed.
 //   - A hidden path inside the workspace is listed by name only and is
 //     neither read, copied, moved, written nor deleted, nor is a directory
 //     holding one copied, moved or deleted. A file that is a hard link to a

@@ -28,6 +28,12 @@ type Options struct {
 	// Root may be neither read, listed, copied, moved, deleted nor
 	// written, and a hard link to a hidden file is not read either.
 	Hidden []string
+	// Own are absolute host paths of the caller's own configuration and
+	// state (directories or files): nothing may change, create, delete,
+	// move or copy onto them or anything under them, nor remove or replace
+	// a directory that holds one, wherever the workspace is; reading is
+	// allowed. See own.go.
+	Own []string
 	// MaxRead bounds the bytes one Read returns (DefaultMaxRead when 0).
 	MaxRead int64
 	// MaxWrite bounds the content of one Write (DefaultMaxWrite when 0).
@@ -59,6 +65,7 @@ type FS struct {
 	rule      func([]string) (string, bool)
 	hidden    []guard
 	hiddenAbs []string // every hidden path, for the identity check against hard links
+	own       []guard  // the caller's own configuration and state inside the workspace
 	maxRead   int64
 	maxWrite  int64
 	maxList   int
@@ -170,6 +177,9 @@ func (f *FS) configure(o Options) error {
 			f.hidden = append(f.hidden, g)
 		}
 	}
+	if err := f.configureOwn(o.Own); err != nil {
+		return err
+	}
 	if f.maxRead <= 0 {
 		f.maxRead = DefaultMaxRead
 	}
@@ -201,12 +211,18 @@ func (f *FS) protectedForm(p string) ([]string, error) {
 // with the host's links resolved; a path outside the workspace has no form
 // but its files are still recognised by identity.
 func (f *FS) hiddenForms(p string) (guard, error) {
-	const op = "hide"
+	return f.hostForms("hide", p)
+}
+
+// hostForms places an absolute host path in the workspace, as given and
+// with the host's links resolved; a path holding the workspace holds all
+// of it, and one elsewhere has no form.
+func (f *FS) hostForms(op, p string) (guard, error) {
 	if err := checkInput(op, p); err != nil {
 		return guard{}, err
 	}
 	if !filepath.IsAbs(p) {
-		return guard{}, refusal(op, p, KindInvalid, "a hidden path must be absolute")
+		return guard{}, refusal(op, p, KindInvalid, "the path must be absolute")
 	}
 	g := guard{name: filepath.Clean(p)}
 	candidates := []string{g.name}

@@ -120,6 +120,9 @@ func (f *FS) throughLinks(gs []guard) []guard {
 // mayChange refuses a change at path (the target's canonical path) that
 // would touch a protected or hidden path.
 func (f *FS) mayChange(op, p string, g *guards, path []string) error {
+	if err := f.ownChange(op, p, path, true); err != nil {
+		return err
+	}
 	if name, ok := g.changes(path); ok {
 		return protectedError(op, p, path, name)
 	}

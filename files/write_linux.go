@@ -184,6 +184,9 @@ func (f *FS) mkdir(p string) error {
 	}
 	defer l.close(&f.h)
 	path := l.path()
+	if err := f.ownChange(op, p, path, false); err != nil {
+		return err
+	}
 	g := f.guards(false)
 	if name, ok := g.creates(path); ok {
 		return protectedError(op, p, path, name)

@@ -114,23 +114,11 @@ func (s Spec) network() Network {
 // filesystem view. On the host it changes only what the guard needs: the
 // Git placeholders, released with the run.
 func (p *prepared) planView(s Spec, tl *timeline) error {
-	dir, ws, err := runDirs(s)
+	dir, l, grants, homes, bases, err := checkedLayout(s)
 	if err != nil {
 		return err
 	}
 	tl.mark("paths checked")
-	l, grants, err := runLayout(s, ws)
-	if err != nil {
-		return err
-	}
-	// Refuse a bad workspace before anything touches it (the guard makes
-	// placeholders in its repositories). Secret locations reached through
-	// symlinks are only known once the facts are in, and checked again.
-	homes := homeDirs(s)
-	bases := basesFor(s, homes)
-	if err := checkWritableRoots(l, homes, secretCandidates(bases)); err != nil {
-		return err
-	}
 	facts, err := p.gatherFacts(l, bases, s.treeStore())
 	if err != nil {
 		return err
@@ -143,6 +131,13 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	if err := checkWritableRoots(l, homes, secretPaths); err != nil {
 		return err
 	}
+	// Only now, with the roots accepted: it may make forgebox's own
+	// directories in them.
+	own, err := ownProtected(l.Writable, s.Own)
+	if err != nil {
+		return err
+	}
+	facts.Protected = append(facts.Protected, own...)
 	tl.mark("protected paths")
 
 	items, enf, err := buildView(l, facts)
@@ -163,14 +158,54 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		}
 	}
 	p.enforced = enf
-	p.child.Cwd, p.child.Mounts, p.child.Slots = startDir(dir, ws), mounts, slots
-	p.workspace = ws
+	p.child.Cwd, p.child.Mounts, p.child.Slots = startDir(dir, l.Workspace), mounts, slots
+	p.workspace = l.Workspace
 	tl.mark("view planned")
 	if err := p.planLandlock(s, l, items); err != nil {
 		return err
 	}
 	tl.mark("landlock ruleset")
 	return nil
+}
+
+// checkedLayout resolves the directories and grants of a run and refuses a
+// bad workspace or --rw path before anything touches them (the guard makes
+// placeholders in their repositories). Secret locations reached through
+// symlinks are only known once the host's secrets are read: the caller
+// checks again with those (CheckRoots, planView).
+func checkedLayout(s Spec) (dir string, l layout, grants map[string]bool, homes []string, bases secretBases, err error) {
+	dir, ws, err := runDirs(s)
+	if err != nil {
+		return "", l, nil, nil, bases, err
+	}
+	l, grants, err = runLayout(s, ws)
+	if err != nil {
+		return "", l, nil, nil, bases, err
+	}
+	homes = homeDirs(s)
+	bases = basesFor(s, homes)
+	if err := checkWritableRoots(l, homes, secretCandidates(bases)); err != nil {
+		return "", l, nil, nil, bases, err
+	}
+	if err := checkOwn(append([]string{l.Workspace}, l.Writable...), s.Own); err != nil {
+		return "", l, nil, nil, bases, err
+	}
+	return dir, l, grants, homes, bases, nil
+}
+
+// CheckRoots refuses the workspace and --rw paths of s exactly as Run
+// would, without running anything: forgebox serve calls it before it
+// starts, so that its file tools never act on a workspace run refuses.
+func CheckRoots(s Spec) error {
+	_, l, _, homes, bases, err := checkedLayout(s)
+	if err != nil {
+		return err
+	}
+	var secrets []string
+	for _, h := range existingSecrets(bases) {
+		secrets = append(secrets, h.Path)
+	}
+	return checkWritableRoots(l, homes, secrets)
 }
 
 // runDirs resolves the directory the run was asked from and the workspace,

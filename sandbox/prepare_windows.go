@@ -442,3 +442,14 @@ func envValue(env []string, name string) string {
 	}
 	return ""
 }
+
+// CheckRoots refuses the workspace and --rw paths of s exactly as Run
+// would, without running anything: forgebox serve calls it before it
+// starts, so that its file tools never act on a workspace run refuses.
+func CheckRoots(s Spec) error {
+	r := &winRun{profile: s.Profile, network: s.Network}
+	if r.profile == "" {
+		r.profile = ProfileWorkspace
+	}
+	return r.paths(s)
+}

@@ -27,3 +27,9 @@ func Diagnose(ctx context.Context) Report {
 
 // ReleasePrefork does nothing here: only Linux forks a child early.
 func ReleasePrefork() {}
+
+// CheckRoots fails closed where forgebox has no sandbox: nothing can be
+// confined to a workspace.
+func CheckRoots(s Spec) error {
+	return &UnavailableError{Layer: "sandbox", Reason: "no sandbox backend for " + runtime.GOOS + " in this version", Err: errors.ErrUnsupported}
+}

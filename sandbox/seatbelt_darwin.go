@@ -243,3 +243,17 @@ func nonNil(s []string) []string {
 	}
 	return s
 }
+
+// CheckRoots refuses the workspace and --rw paths of s exactly as Run
+// would, without running anything: forgebox serve calls it before it
+// starts, so that its file tools never act on a workspace run refuses.
+func CheckRoots(s Spec) error {
+	prof, network := s.Profile, s.Network
+	if prof == "" {
+		prof = ProfileWorkspace
+	}
+	if network == "" {
+		network = NetNone
+	}
+	return (&darwinRun{}).paths(s, prof, network)
+}

@@ -79,6 +79,12 @@ type Spec struct {
 	ReadWrite, ReadOnly, Hide []string
 	Profile                   Profile
 	Network                   Network
+	// Own are the caller's own configuration and state (absolute paths;
+	// a directory ends in a slash): what a command writing them could use
+	// to steer later runs. Where they lie in a writable root they stay
+	// read-only (a missing directory is made first, 0700), and a writable
+	// root inside one is refused. See own_linux.go.
+	Own []string
 	// Allowlist is the network of NetAllow; nil allows nothing.
 	Allowlist *Allowlist
 

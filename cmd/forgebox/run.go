@@ -276,6 +276,7 @@ func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
 		BestEffort:       f.bestEffort,
 		AllowUnixSockets: f.unixSockets,
 		StateDir:         stateDir(home),
+		Own:              f.ownPaths(),
 	}
 	for _, v := range f.env {
 		if strings.Contains(v, "=") {

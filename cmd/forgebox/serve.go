@@ -123,6 +123,18 @@ func (e env) serve(args []string) int {
 		e.errorf("serve: unexpected argument %q; see forgebox serve --help", fs.Arg(0))
 		return exitForgebox
 	}
+	// Refuse what forgebox run refuses before speaking MCP at all: the
+	// file tools act outside the sandbox, so a server on "/" or a home
+	// directory would write there with the user's rights, and the client
+	// must see a failed start, not a healthy server.
+	spec, err := rf.spec([]string{"true"})
+	if err == nil {
+		err = sandbox.CheckRoots(spec)
+	}
+	if err != nil {
+		e.errorf("serve: %v", err)
+		return exitForgebox
+	}
 	b, cfg, err := newServeBackend(rf, sf)
 	if err != nil {
 		e.errorf("serve: %v", err)
@@ -194,11 +206,13 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 		SessionArgv: b.sessionArgv, Record: b.record, CheckWorkspace: checkWorkspace(rf, ctx.Workspace),
 	}
 	// The file tools keep the sandbox's rules: the workspace only, its
-	// protected names read-only, the secrets a run hides and --hide paths
-	// unread (a hard link to one in the workspace included).
+	// protected names and forgebox's own configuration and state
+	// read-only, the secrets a run hides and --hide paths unread (a hard
+	// link to one in the workspace included).
 	home, _ := os.UserHomeDir()
 	hidden := slices.Concat(rf.hide, sandbox.HiddenSecrets(sandbox.Spec{Environ: os.Environ(), Home: home}))
-	fs, err := files.New(files.Options{Root: ctx.Workspace, Protected: sandbox.ProtectedNames(), IsProtected: sandbox.Protected, Hidden: hidden})
+	fs, err := files.New(files.Options{Root: ctx.Workspace, Protected: sandbox.ProtectedNames(), IsProtected: sandbox.Protected,
+		Hidden: hidden, Own: rf.ownPaths()})
 	if err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		return nil, agent.Config{}, fmt.Errorf("the file tools: %w", err)
 	}
