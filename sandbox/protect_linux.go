@@ -59,6 +59,13 @@ func protect(workspace string, roots []string, store treeStore, start time.Time)
 			return nil, err
 		}
 	}
+	bound := make([]string, 0, len(g.paths))
+	for _, p := range g.paths {
+		bound = append(bound, p.Path)
+	}
+	for _, w := range g.trees {
+		w.keep(bound)
+	}
 	return g, nil
 }
 

@@ -23,17 +23,20 @@ type rootWatch struct {
 	bad    bool // the directories part of the file is damaged
 	// warning says what the run lacks when the store cannot be used.
 	warning string
-	id      fileStamp // the index file as loaded
-	store   treeStore
-	marker  string // this run's marker; "" without a store
-	start   int64  // the run's start, in ns since the epoch
+	// bound are the paths this run keeps read-only (bind mounts): the run
+	// cannot have changed them. Other live runs' come from their markers.
+	bound  []string
+	id     fileStamp // the index file as loaded
+	store  treeStore
+	marker string // this run's marker; "" without a store
+	start  int64  // the run's start, in ns since the epoch
 }
 
 // watchRoot loads the index of root (building it when there is none) and
 // registers the run, so that a later run checks what this one did even if
 // forgebox is killed before its own check.
 func watchRoot(store treeStore, root string, start time.Time) (*rootWatch, error) {
-	w := &rootWatch{root: root, store: store, start: start.UnixNano(), loaded: make(chan struct{})}
+	w := &rootWatch{root: root, store: store, start: min(start.UnixNano(), coarseNow()), loaded: make(chan struct{})}
 	if store.dir != "" {
 		key := store.key(root)
 		w.marker = filepath.Join(key+".runs", fmt.Sprintf("%d-%d-%s", w.start, os.Getpid(), procStart(os.Getpid())))
@@ -99,10 +102,25 @@ func procStart(pid int) string {
 // since is the earliest start among the runs of this root not yet
 // checked: this one, concurrent ones, and runs whose forgebox died before
 // checking. Markers of dead runs are returned to be removed once checked.
-func (w *rootWatch) since() (int64, []string) {
+func (w *rootWatch) since(fine bool) (int64, []string, map[string]bool) {
+	since, dead, bound := w.earliestStart()
+	if !fine {
+		since -= since%2e9 + 2e9
+	}
+	return since, dead, bound
+}
+
+// earliestStart reads the markers of the runs not yet checked: the
+// earliest start, the markers of dead runs, and the paths the live runs
+// keep read-only.
+func (w *rootWatch) earliestStart() (int64, []string, map[string]bool) {
 	since := w.start
+	bound := map[string]bool{}
+	for _, p := range w.bound {
+		bound[p] = true
+	}
 	if w.store.dir == "" {
-		return since - ctimeSlack, nil
+		return since, nil, bound
 	}
 	dir := w.store.key(w.root) + ".runs"
 	names, _ := os.ReadDir(dir)
@@ -120,9 +138,26 @@ func (w *rootWatch) since() (int64, []string) {
 		since = min(since, start)
 		if pid != os.Getpid() && procStart(pid) != f[2] {
 			dead = append(dead, filepath.Join(dir, n.Name()))
+			continue
+		}
+		if b, err := os.ReadFile(filepath.Join(dir, n.Name())); err == nil {
+			for _, p := range strings.Split(string(b), "\x00") {
+				if p != "" {
+					bound[p] = true
+				}
+			}
 		}
 	}
-	return since - ctimeSlack, dead
+	return since, dead, bound
+}
+
+// keep records the paths the run keeps read-only, in its marker for the
+// checks of concurrent ones (a shell session's, while it lives).
+func (w *rootWatch) keep(paths []string) {
+	w.bound = paths
+	if w.marker != "" {
+		os.WriteFile(w.marker, []byte(strings.Join(paths, "\x00")), 0o600)
+	}
 }
 
 // check finds what the run (or a run not yet checked) planted below the
@@ -154,13 +189,13 @@ func (w *rootWatch) check(q *quarantine) error {
 			}
 		}
 	}
-	since, dead := w.since()
+	since, dead, bound := w.since(ix.fine)
 	rootfd, err := unix.Open(w.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return fmt.Errorf("open %s: %w", w.root, err)
 	}
 	defer unix.Close(rootfd)
-	c := treeCheck{ix: ix, rootfd: rootfd, since: since, q: q, judged: map[string]bool{}, buf: make([]byte, 32<<10)}
+	c := treeCheck{ix: ix, rootfd: rootfd, since: since, q: q, judged: map[string]bool{}, buf: make([]byte, 32<<10), bound: bound}
 	if err := c.run(); err != nil {
 		return err
 	}
@@ -183,6 +218,7 @@ type treeCheck struct {
 	q      *quarantine
 	judged map[string]bool
 	buf    []byte
+	bound  map[string]bool // read-only for the runs checked: unchanged
 }
 
 func (c *treeCheck) abs(rel string) string { return filepath.Join(c.ix.root, rel) }
@@ -356,6 +392,9 @@ func (c *treeCheck) changedDir(fd int, rel string, inRun bool) error {
 	for _, e := range entries {
 		child := relJoin(rel, e.name)
 		present[e.name] = true
+		if quarantinedName(e.name) {
+			continue // what a check moved aside, as it left it
+		}
 		switch {
 		case protectedEntry(e.name, depth):
 			known, ok := c.ix.marks[child]
@@ -485,6 +524,9 @@ func (c *treeCheck) appeared(dirfd int, dirRel string, e dirent) {
 // brought into place counts as changed.
 func (c *treeCheck) existing(dirfd int, dirRel string, e dirent) {
 	dir := c.abs(dirRel)
+	if c.bound[filepath.Join(dir, e.name)] && e.name != ".git" {
+		return // a read-only mount for the run
+	}
 	if e.name == "HEAD" && e.typ != dtUnreadable {
 		c.changedGitDir(dirfd, dir)
 		return
@@ -523,6 +565,9 @@ func (c *treeCheck) changedInside(parent int, parentDir, name string, depth int)
 	dir := filepath.Join(parentDir, name)
 	entries, _ := readEntries(fd, make([]byte, 8<<10))
 	for _, e := range entries {
+		if quarantinedName(e.name) {
+			continue
+		}
 		var st unix.Stat_t
 		if unix.Fstatat(fd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
 			continue
@@ -597,7 +642,7 @@ func (c *treeCheck) changedGitDirAt(gitfd int, gitdir string, level int) {
 		}
 	}
 	for _, f := range []string{"config", "config.worktree", "commondir"} {
-		if unix.Fstatat(gitfd, f, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || ctimeOf(&st) < c.since {
+		if c.bound[filepath.Join(gitdir, f)] || unix.Fstatat(gitfd, f, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || ctimeOf(&st) < c.since {
 			continue
 		}
 		if f == "commondir" {

@@ -36,6 +36,10 @@ type treeIndex struct {
 	dirs  map[string]dirRec // slash-separated paths below root; "" is root
 	marks map[string]uint64 // protected entries, by path, to their inode
 	dirty bool
+	// fine is set once a ctime with nanoseconds was seen: the file system
+	// keeps fine times. Without it (FAT keeps 2 s, old ext3 1 s) a run's
+	// start is rounded down to the 2 s before it.
+	fine bool
 }
 
 type dirRec struct {
@@ -48,10 +52,16 @@ type dirRec struct {
 // --best-effort, checked only as far as the bound).
 const treeMaxDirs = 400_000
 
-// ctimeSlack is taken off a run's start before ctimes are compared with
-// it: file systems stamp times from a coarse clock, up to a tick (10 ms at
-// HZ=100) behind the fine one forgebox reads.
-const ctimeSlack = 50_000_000
+// coarseNow is the clock file systems stamp ctimes from: a change made
+// after this reading gets a ctime no older than it (a fine-grained clock
+// can be up to a tick ahead of the stamps).
+func coarseNow() int64 {
+	var ts unix.Timespec
+	if unix.ClockGettime(unix.CLOCK_REALTIME_COARSE, &ts) != nil {
+		return 0
+	}
+	return ts.Nano()
+}
 
 // errTreeTooLarge is returned when a root has more than treeMaxDirs
 // directories.
@@ -166,6 +176,7 @@ func (ix *treeIndex) walk(fd int, rel string, buf []byte, found, file func(dirfd
 		return errTreeTooLarge
 	}
 	ix.dirs[rel] = dirRec{ino: st.Ino, ctime: ctimeOf(&st)}
+	ix.fine = ix.fine || st.Ctim.Nsec != 0
 	ix.dirty = true
 	entries, err := readEntries(fd, buf)
 	if err != nil {
@@ -276,7 +287,11 @@ func (ix *treeIndex) save(path string) error {
 	}
 	// The marks come first: a run needs them before it starts, the
 	// directories only once it is over.
-	put('r', ix.root, 0, 0)
+	fine := uint64(0)
+	if ix.fine {
+		fine = 1
+	}
+	put('r', ix.root, fine, 0)
 	for rel, ino := range ix.marks {
 		put('m', rel, ino, 0)
 	}
@@ -330,10 +345,11 @@ func readIndexFile(path, root string) *indexFile {
 	}
 	ix := &treeIndex{root: root, dirs: map[string]dirRec{}, marks: map[string]uint64{}}
 	b := data[len(treeMagic):]
-	kind, rel, _, _, b, ok := indexRecord(b)
+	kind, rel, fine, _, b, ok := indexRecord(b)
 	if !ok || kind != 'r' || rel != root {
 		return nil
 	}
+	ix.fine = fine == 1
 	for len(b) > 0 && b[0] == 'm' {
 		var ino uint64
 		if _, rel, ino, _, b, ok = indexRecord(b); !ok {
