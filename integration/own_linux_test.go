@@ -60,7 +60,10 @@ func TestRunKeepsForgeboxState(t *testing.T) {
 				approvals := filepath.Join(stateHome, "forgebox", "sessions", "0123456789abcdef0123456789abcdef.json")
 				watched := []string{cfg, filepath.Dir(cfg), cfgHome, approvals, filepath.Dir(approvals), filepath.Join(stateHome, "forgebox"), stateHome}
 				if tc.existing {
-					for _, d := range []string{cfgHome, filepath.Dir(cfg), stateHome, filepath.Join(stateHome, "forgebox"), filepath.Dir(approvals)} {
+					// trees/: forgebox itself keeps the writable roots' indexes
+					// there, as it keeps the history (--no-history below).
+					for _, d := range []string{cfgHome, filepath.Dir(cfg), stateHome, filepath.Join(stateHome, "forgebox"), filepath.Dir(approvals),
+						filepath.Join(stateHome, "forgebox", "trees")} {
 						e.mkdir(d)
 					}
 					e.write(cfg, `{"forgebox": {"rules": {"deny": [{"pattern": "sudo *"}]}}}`+"\n")
