@@ -281,7 +281,7 @@ func (r *recorder) startIngest(path string, redact *history.Redactor) {
 		if err == nil && need {
 			_, err = store.Prune(ctx, days, rows)
 		}
-		if err != nil {
+		if err != nil && ctx.Err() == nil {
 			r.pruneWarn = append(r.pruneWarn, fmt.Sprintf("history: prune: %v", err))
 		}
 	}()
