@@ -38,6 +38,22 @@ func checkVerdicts(t *testing.T, e *Engine, ctx *Context, cases []verdict) {
 	}
 }
 
+// An ask at R4 (a user's ask rule with risk 9) is a denial on every
+// surface: R4 is never approvable.
+func TestAskAtR4IsDenied(t *testing.T) {
+	e := New(mustPolicy(t, `{"forgebox": {"rules": {"ask": [{"pattern": "frob *", "risk": 9}, {"pattern": "blorp *", "risk": 7}]}}}`))
+	for _, tc := range []struct {
+		line  string
+		want  Action
+		level Level
+	}{{"frob x", Deny, R4}, {"blorp x", Ask, R3}} {
+		d := e.DecideLine(testCtx, tc.line)
+		if d.Action != tc.want || d.Level != tc.level || (tc.want == Deny && len(d.Scopes) != 0) {
+			t.Errorf("DecideLine(%q) = %v %v scopes %v, want %v %v", tc.line, d.Action, d.Level, d.Scopes, tc.want, tc.level)
+		}
+	}
+}
+
 func TestRuleOrder(t *testing.T) {
 	p := mustPolicy(t, `{"forgebox": {"rules": {
 		"allow": [{"pattern": "frob *"}, {"pattern": "mkfs.ext4 *"}, {"command": "sudo frob safe"}, {"pattern": "re:blorp (a|b)"},

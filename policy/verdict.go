@@ -230,8 +230,14 @@ func (st *state) decision() *Decision {
 	}
 	d.Action, d.Category, d.Rule = decider.Action, decider.Category, decider.Rule
 	d.Level = pol.Thresholds.level(d.Risk)
-	if d.Action == Deny {
+	switch {
+	case d.Action == Deny:
 		d.Level = R4
+	case d.Action == Ask && d.Level == R4:
+		// The one gate: R4 is never approvable, whatever asked for it (a
+		// user's ask rule with risk 9, say). Every surface reads Action.
+		d.Action = Deny
+		d.Reasons = append(d.Reasons, "its risk is R4, which is never approved")
 	}
 	for _, j := range d.Commands {
 		if j.Action == d.Action && (j.Action != Allow || j.Risk > 0) {
