@@ -397,14 +397,7 @@ func (c *treeCheck) changedDir(fd int, rel string, inRun bool) error {
 		}
 		switch {
 		case protectedEntry(e.name, depth):
-			known, ok := c.ix.marks[child]
-			c.judged[child] = true
-			c.ix.marks[child] = e.ino
-			if (!ok || known != e.ino) && inRun {
-				c.appeared(fd, rel, e)
-			} else {
-				c.existing(fd, rel, e)
-			}
+			c.judge(fd, rel, child, e, inRun)
 		case e.typ == unix.DT_REG && inRun:
 			c.setid(fd, rel, e)
 			if insideProtected {
@@ -428,16 +421,8 @@ func (c *treeCheck) changedDir(fd int, rel string, inRun bool) error {
 			return err
 		}
 	}
-	if bare := relJoin(rel, "HEAD"); looksBare(entries) {
-		known, ok := c.ix.marks[bare]
-		head := dirent{name: "HEAD", ino: c.ix.dirs[rel].ino}
-		c.judged[bare] = true
-		c.ix.marks[bare] = head.ino
-		if (!ok || known != head.ino) && inRun {
-			c.appeared(fd, rel, head)
-		} else {
-			c.existing(fd, rel, head)
-		}
+	if looksBare(entries) {
+		c.judge(fd, rel, relJoin(rel, "HEAD"), dirent{name: "HEAD", ino: c.ix.dirs[rel].ino}, inRun)
 	}
 	for r := range c.ix.marks {
 		if d, name := filepath.Split(r); strings.TrimSuffix(d, "/") == rel && !present[name] {
@@ -445,6 +430,20 @@ func (c *treeCheck) changedDir(fd int, rel string, inRun bool) error {
 		}
 	}
 	return nil
+}
+
+// judge looks at a protected entry (at mark) of a directory that changed:
+// one that was not there before appeared in the run (when the directory
+// changed during it); one that was, the run may have changed.
+func (c *treeCheck) judge(dirfd int, dirRel, mark string, e dirent, inRun bool) {
+	known, ok := c.ix.marks[mark]
+	c.judged[mark] = true
+	c.ix.marks[mark] = e.ino
+	if (!ok || known != e.ino) && inRun {
+		c.appeared(dirfd, dirRel, e)
+	} else {
+		c.existing(dirfd, dirRel, e)
+	}
 }
 
 // newDir indexes a directory that was not in the index. When it appeared
