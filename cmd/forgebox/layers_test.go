@@ -1,0 +1,134 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/forgebox/forgebox"
+
+// layers is the direction of imports (STYLE.md, "The house"): each
+// forgebox package and the forgebox packages it may import. A leaf
+// (policy, history, landlock, seccomp, cgroup, ...) imports none, so a
+// lower package cannot reach up into the launcher or the CLI, and the CLI
+// and the agent share one run path instead of a leaf growing a second.
+// A package missing from the table fails the test: place it on purpose.
+var layers = map[string][]string{
+	"cmd/forgebox": {"agent", "cgroup", "files", "history", "netproxy", "policy", "probe", "sandbox", "session"},
+	"agent":        {"files", "policy", "sandbox", "session"},
+	"sandbox":      {"cgroup", "conpty_windows", "landlock", "netproxy", "seccomp"},
+
+	"cgroup":         nil,
+	"conpty_windows": nil,
+	"files":          nil,
+	"history":        nil,
+	"landlock":       nil,
+	"netproxy":       nil,
+	"policy":         nil,
+	"probe":          nil,
+	"seccomp":        nil,
+	"session":        nil,
+
+	"bench":                nil, // drives the built binary from outside
+	"integration":          nil, // black-box: runs the built binary
+	"integration/probe":    {"probe"},
+	"integration/vm":       nil,
+	"integration/vm/guest": nil,
+}
+
+// testLayers are the edges only a package's tests may add on top of
+// layers. Each is a test that checks a leaf against the sandbox's own
+// rule rather than a copy of it; none is a cycle, as sandbox imports no
+// package that imports it back.
+var testLayers = map[string][]string{
+	"files": {"sandbox"}, // nested_linux_test.go: the file tools protect what sandbox.Protected protects
+}
+
+// The import graph differs per OS (sandbox imports conpty_windows only on
+// Windows, seccomp only with cgo on Linux), so each build is checked.
+var builds = []struct{ goos, cgo string }{
+	{"linux", "1"}, {"linux", "0"}, {"darwin", "0"}, {"windows", "0"},
+}
+
+func TestImportDirection(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to list the imports with: %v", err)
+	}
+	root := filepath.Join("..", "..")
+	for _, b := range builds {
+		t.Run(b.goos+"/cgo="+b.cgo, func(t *testing.T) {
+			for _, p := range listImports(t, gobin, root, b.goos, b.cgo) {
+				allowed, known := layers[p.pkg]
+				if !known {
+					t.Errorf("package %s is not in the layers table: add it with the forgebox packages it may import", p.pkg)
+					continue
+				}
+				for _, dep := range p.imports {
+					if !slices.Contains(allowed, dep) {
+						t.Errorf("%s imports %s, want only %v", p.pkg, dep, allowed)
+					}
+				}
+				for _, dep := range p.testImports {
+					if !slices.Contains(allowed, dep) && !slices.Contains(testLayers[p.pkg], dep) && dep != p.pkg {
+						t.Errorf("tests of %s import %s, want only %v (+ tests: %v)", p.pkg, dep, allowed, testLayers[p.pkg])
+					}
+				}
+			}
+		})
+	}
+}
+
+type pkgImports struct {
+	pkg                  string
+	imports, testImports []string
+}
+
+// listImports runs go list for one build and keeps the forgebox imports,
+// relative to the module path.
+func listImports(t *testing.T, gobin, root, goos, cgo string) []pkgImports {
+	t.Helper()
+	const format = `{{.ImportPath}}|{{join .Imports " "}}|{{join .TestImports " "}} {{join .XTestImports " "}}`
+	cmd := exec.Command(gobin, "list", "-e", "-f", format, "./...")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "GOOS="+goos, "CGO_ENABLED="+cgo)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("GOOS=%s go list: %v\n%s", goos, err, stderr.Bytes())
+	}
+	var pkgs []pkgImports
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), "|")
+		if len(fields) != 3 {
+			t.Fatalf("go list line %q: want 3 fields", sc.Text())
+		}
+		pkgs = append(pkgs, pkgImports{
+			pkg:         strings.TrimPrefix(strings.TrimPrefix(fields[0], module), "/"),
+			imports:     ours(fields[1]),
+			testImports: ours(fields[2]),
+		})
+	}
+	if len(pkgs) == 0 {
+		t.Fatalf("GOOS=%s go list: no packages", goos)
+	}
+	return pkgs
+}
+
+func ours(list string) []string {
+	var deps []string
+	for _, imp := range strings.Fields(list) {
+		if rest, ok := strings.CutPrefix(imp, module+"/"); ok {
+			deps = append(deps, rest)
+		}
+	}
+	return deps
+}
