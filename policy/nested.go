@@ -85,11 +85,6 @@ func fetchedAny(args []Arg) string {
 	return ""
 }
 
-// fedFromNetwork reports whether a command's stdin comes from a downloader.
-func fedFromNetwork(c *Command) bool {
-	return c.Stdin.From != nil && downloaders[c.Stdin.From.Name]
-}
-
 // judgeShell: sh -c CODE, sh SCRIPT, sh reading code from stdin, or an
 // interactive shell.
 func judgeShell(j *judge, c *Command) {
