@@ -31,11 +31,12 @@ enum fb_tag {
 	FB_TAG_PROXY_PORT = 20,
 };
 
-/* Flags of the first frame: how stage 0 starts. */
+/* Flags of the first frame: how stage 0 starts. Without FB_FLAG_ISOLATE
+ * there is no PID namespace, and PID 1 always becomes a child subreaper
+ * (kill_leftovers needs the orphans). */
 enum fb_flag {
 	FB_FLAG_NEWNET = 1 << 0,
 	FB_FLAG_ISOLATE = 1 << 2,
-	FB_FLAG_SUBREAPER = 1 << 4,
 };
 
 /* Flags of the view frame: how the command runs. */

@@ -342,7 +342,6 @@ func (p *prepared) gatherFacts(l layout, bases secretBases, trees treeStore) (ho
 // handling, the environment, the terminal and the privilege drop remain.
 func (p *prepared) unisolated(why string) {
 	p.child.Flags &^= flagIsolate | flagNewNet
-	p.child.Flags |= flagSubreaper
 	p.child.Mounts, p.child.Slots = nil, 0
 	old := p.enforced
 	missing := append([]string{"namespaces (" + why + ")", "read-only host filesystem", "hidden secrets and sockets",

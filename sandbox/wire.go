@@ -54,11 +54,11 @@ const (
 )
 
 // Flags of the first frame: how stage 0 starts. A preforked child assumes
-// flagIsolate|flagNewNet.
+// flagIsolate|flagNewNet. Without flagIsolate there is no PID namespace,
+// and PID 1 is always a child subreaper: it kills the orphans it adopts.
 const (
-	flagNewNet    = 1 << 0 // create a network namespace (loopback only)
-	flagIsolate   = 1 << 2 // create namespaces and build the view
-	flagSubreaper = 1 << 4 // without a PID namespace, adopt orphans
+	flagNewNet  = 1 << 0 // create a network namespace (loopback only)
+	flagIsolate = 1 << 2 // create namespaces and build the view
 )
 
 // Flags of the view frame: how the command runs.

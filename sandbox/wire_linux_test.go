@@ -9,7 +9,7 @@ func TestWireConstantsMatchC(t *testing.T) {
 	}
 	goSide := []int{msgSpec, msgReady, msgError, msgExit, msgView, tagFlags, tagUIDOut, tagGIDOut, tagUIDIn, tagGIDIn,
 		tagArg, tagEnv, tagCwd, tagPath, tagMount, tagWinsize, tagAltArg0, tagSlots, tagRunFlags,
-		flagNewNet, flagIsolate, flagSubreaper, runFlagPTY,
+		flagNewNet, flagIsolate, runFlagPTY,
 		opClone, opAttach, opSetattr, opTmpfs, opMkdir, opMkfile, opSymlink, opHide,
 		opFlagRecursive, opFlagDir, syncFD, maxFrame, 48, tagFDs, tagRule, tagSeccomp,
 		tagRlimit, fdLandlock, fdCgroup, fdJoinShift, maxJoin,
