@@ -449,11 +449,11 @@ func (c *child) serveProxy(l *os.File) *SetupError {
 // failure is the error of a run whose command never ran, or nil.
 func (e ending) failure(program string, writeErr error, killed bool) error {
 	switch {
-	case e.setup != nil && e.setup.Step == "exec":
+	case e.setup != nil && e.setup.Step == stepExec:
 		return &ExecError{Program: program, Errno: e.setup.Errno}
-	case e.setup != nil && e.setup.Step == "namespaces":
+	case e.setup != nil && e.setup.Step == stepNamespaces:
 		return &UnavailableError{Layer: "namespaces", Reason: e.setup.Message, Err: e.setup}
-	case e.setup != nil && e.setup.Step == "mounts" && e.setup.Errno == unix.ENOSYS:
+	case e.setup != nil && e.setup.Step == stepMounts && e.setup.Errno == unix.ENOSYS:
 		// mount_setattr and the new mount API came with Linux 5.12 (5.2
 		// for open_tree): an older kernel cannot build the view at all.
 		return &UnavailableError{Layer: "read-only filesystem view", Reason: "the kernel lacks the mount API forgebox builds the view with (mount_setattr, Linux 5.12): " + e.setup.Message, Err: e.setup}

@@ -53,6 +53,15 @@ const (
 	tagProxy    = 20 // u32 port: listen on 127.0.0.1:port inside for the network proxy
 )
 
+// Steps the child names in its error frame that the parent branches on.
+// Every step name is stable (agents get it as the JSON "step" field);
+// TestWireNamesMatchC checks these and the full list against the C side.
+const (
+	stepExec       = "exec"       // the command itself could not be executed
+	stepNamespaces = "namespaces" // the kernel refused the namespaces
+	stepMounts     = "mounts"     // building the filesystem view
+)
+
 // Flags of the first frame: how stage 0 starts. A preforked child assumes
 // flagIsolate|flagNewNet. Without flagIsolate there is no PID namespace,
 // and PID 1 is always a child subreaper: it kills the orphans it adopts.
