@@ -12,6 +12,58 @@
 // a launch below bubblewrap's cost and keeps the child single-threaded, so
 // every kernel restriction applies to the whole process.
 //
+// The Linux protocol (sync_linux.go, wire.go, init_linux.c). One stream
+// socketpair; the child's end is fd 3 (syncFD), and nothing else above
+// stdio is inherited. Its stdio (forgebox's when preforked, /dev/null when
+// re-executed) is replaced by the streams the view carries. Frames are
+// {u32 len, u8 type, payload}; descriptors ride as SCM_RIGHTS on a frame's
+// first bytes.
+//
+//	forgebox (Go)                  stage 0 (host PID ns)     PID 1                    command
+//	prefork: the constructor of
+//	 `forgebox run` forks ───────> flags ISOLATE|NEWNET
+//	or re-exec: ForkExec
+//	 /proc/self/exe FB_VERB ─────> reads the first frame:
+//	 msgSpec {flags, ids} ───────>
+//	                               setsid; unshare user, mnt,
+//	                               pid, ipc, uts[, net]; ID
+//	                               maps; lo up; hostname;
+//	                               fork ──────────────────> base view (ro host,
+//	                               waitpid(PID 1)           /proc, /dev, /tmp)
+//	 msgView {argv, env, cwd,
+//	  mounts, rules, seccomp,
+//	  rlimits, ...} + fds: stdio,
+//	  [ruleset] [cgroup dir]
+//	  [join files] ───────────────────────────────────────> mounts; [proxy
+//	                                                        listener]; [pty];
+//	                                                        fork ──────────────> cgroup, session, cwd,
+//	                                                        CLOEXEC pipe:        rlimits, no_new_privs,
+//	                                                        EOF = exec'd <────── Landlock, caps, seccomp,
+//	                                                                             exec
+//	 <─────────────────────────────────────── msgReady {pid, marks} + [pidfd
+//	                                          of PID 1] [pty master] [proxy
+//	                                          listener]; PID 1 drops its caps
+//	 signals: pidfd_send_signal ──────────────────────────> kill(-command, sig)
+//	 <─────────────────────────────────────── msgExit {status, rusage}, once
+//	                                          the rest of the tree is killed
+//	                               exits with <──────────── and reaped; exit
+//	                               PID 1's status
+//	 reaps stage 0 (its pidfd)
+//
+// A preforked child whose guess was wrong (the host network, no
+// namespaces) is discarded: the parent closes its socket and re-execs.
+//
+// Errors: a failing step in stage 0 or PID 1, or in the command before
+// exec (sent to PID 1 on the pipe), ends in one msgError {errno, step,
+// message} and exit 125. The parent turns it into a SetupError (an
+// ExecError for step "exec", an UnavailableError for "namespaces"); EOF
+// without a message is a child that "ended without reporting". Stage 0
+// dies with forgebox (parent-death SIGKILL) and PID 1 with stage 0; in
+// supervision PID 1 also exits, taking the tree, on EOF of fd 3. Closing
+// the socket before the view is how the parent aborts a child cleanly.
+// Without a PID namespace (--best-effort) PID 1 is a subreaper and kills
+// the tree itself, on sigKillTree (FB_SIG_KILL_TREE) instead of SIGKILL.
+//
 // What it guarantees, when Run returns without error and Enforced.Sandbox is
 // true:
 //   - the host filesystem is read-only to the command, recursively (writes,
