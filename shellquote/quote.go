@@ -4,7 +4,7 @@ import "strings"
 
 // Quote renders s as one shell word: bare when every byte is safe, else in
 // single quotes, where the shell treats every byte literally but the quote
-// itself, which is closed, escaped and reopened ('\”).
+// itself: that closes the quotes, adds an escaped quote and reopens them.
 func Quote(s string) string {
 	if s != "" && bare(s) {
 		return s
