@@ -10,7 +10,9 @@
 //     one quoting that is the same in every POSIX shell (no $'...').
 //   - Words made only of ASCII letters, digits and @%+=:,./_- are left bare:
 //     people read these lines, and a bare --flag=x is easier to read.
-//   - Join never lets its first word read as a variable assignment.
+//   - Join quotes its first word when sh or bash would read it as an
+//     assignment or a reserved word, so that it names the program to run.
+//     Aliases and functions of an interactive shell are not its concern.
 //
 // Not guaranteed: a NUL byte cannot be carried by argv or by any shell word,
 // so a string holding one does not round-trip. Quoting is for the POSIX

@@ -13,14 +13,16 @@ func Quote(s string) string {
 }
 
 // Join renders args as a line of shell words separated by spaces. The first
-// word is quoted when it has the shape NAME=value, which the shell would
-// otherwise take for an assignment rather than the command to run.
+// word, which a shell reads in command position, is also quoted when it has
+// the shape NAME=value (an assignment) or is a reserved word such as if or
+// time: quoted, both name the program to run.
 func Join(args []string) string {
 	var b strings.Builder
 	for i, a := range args {
 		if i > 0 {
 			b.WriteByte(' ')
-		} else if assignment(a) {
+		} else if assignment(a) || reserved(a) {
+			// bare, so there is no quote inside to escape
 			b.WriteString("'" + a + "'")
 			continue
 		}
@@ -56,4 +58,15 @@ func assignment(s string) bool {
 		}
 	}
 	return true
+}
+
+// reserved reports whether s is a bare word that bash or sh reads as a
+// reserved word in command position.
+func reserved(s string) bool {
+	switch s {
+	case "if", "then", "else", "elif", "fi", "do", "done", "case", "esac",
+		"while", "until", "for", "in", "function", "select", "time", "coproc":
+		return true
+	}
+	return false
 }
