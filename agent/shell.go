@@ -10,6 +10,7 @@ import (
 
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
+	"github.com/forgebox/forgebox/shellquote"
 )
 
 // RunShellInput is run_shell_command's arguments.
@@ -505,10 +506,5 @@ func (s *server) approveHow(what string) string {
 	if s.c.ApproveHint == "" {
 		return "ask the person to approve it"
 	}
-	return "ask the person to approve it, e.g. in a terminal: " + fmt.Sprintf(s.c.ApproveHint, shellQuote(what)) + "; then run it again"
-}
-
-// shellQuote quotes s for a POSIX shell.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+	return "ask the person to approve it, e.g. in a terminal: " + fmt.Sprintf(s.c.ApproveHint, shellquote.Quote(what)) + "; then run it again"
 }

@@ -2,8 +2,9 @@ package history
 
 import (
 	"encoding/json"
-	"strings"
 	"time"
+
+	"github.com/forgebox/forgebox/shellquote"
 )
 
 // Status says where a run is in its life.
@@ -100,25 +101,5 @@ func (r *Run) Line() string {
 	if r.Command != "" || len(r.Argv) == 0 {
 		return r.Command
 	}
-	var b strings.Builder
-	for i, a := range r.Argv {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		b.WriteString(shellQuote(a))
-	}
-	return b.String()
-}
-
-// shellQuote quotes a word for a POSIX shell when it needs it.
-func shellQuote(s string) string {
-	if s == "" {
-		return "''"
-	}
-	for _, c := range s {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("@%+=:,./_-", c)) {
-			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-		}
-	}
-	return s
+	return shellquote.Join(r.Argv)
 }

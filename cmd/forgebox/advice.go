@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/forgebox/forgebox/sandbox"
+	"github.com/forgebox/forgebox/shellquote"
 )
 
 // fixFor says how to get a missing capability, from the facts the doctor
@@ -107,7 +108,7 @@ func appArmorAdvice(exe string, rootOnly bool) string {
 	case rootOnly && plainPath(exe):
 		path = exe
 	case exe != "":
-		install = "sudo install -m 0755 " + shellQuote(exe) + " " + path + " && "
+		install = "sudo install -m 0755 " + shellquote.Quote(exe) + " " + path + " && "
 	default:
 		install = "sudo install -m 0755 PATH-OF-FORGEBOX " + path + " && "
 	}

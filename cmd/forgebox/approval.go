@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/shellquote"
 )
 
 // maxSessionID bounds a session ID; it is only hashed into a file name,
@@ -345,25 +346,13 @@ func levelMeaning(l policy.Level) string {
 	return "blocked"
 }
 
-// shellQuote renders s as one shell word.
-func shellQuote(s string) string {
-	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@,+%") == "" {
-		return s
-	}
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // commandArgs are the arguments that name a command to forgebox again:
 // -c 'LINE' or -- ARGV.
 func commandArgs(line string, argv []string) string {
 	if argv == nil {
-		return "-c " + shellQuote(line)
+		return "-c " + shellquote.Quote(line)
 	}
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = shellQuote(a)
-	}
-	return "-- " + strings.Join(q, " ")
+	return "-- " + shellquote.Join(argv)
 }
 
 // approvalHint says how to approve an asking decision without a terminal,

@@ -267,15 +267,6 @@ func TestApprovalHint(t *testing.T) {
 	}
 }
 
-func TestShellQuote(t *testing.T) {
-	tests := map[string]string{"ls": "ls", "a b": "'a b'", "": "''", "it's": `'it'\''s'`, "$(id)": "'$(id)'", "--x=1": "--x=1"}
-	for in, want := range tests {
-		if got := shellQuote(in); got != want {
-			t.Errorf("shellQuote(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 // forgebox run decides before anything starts: a denial and an ask without
 // a terminal end the run with 126 and a result that says why and how to
 // approve.

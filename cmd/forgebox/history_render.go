@@ -16,6 +16,7 @@ import (
 
 	"github.com/forgebox/forgebox/history"
 	"github.com/forgebox/forgebox/sandbox"
+	"github.com/forgebox/forgebox/shellquote"
 	"golang.org/x/term"
 )
 
@@ -202,7 +203,7 @@ func writeRun(w io.Writer, r *history.Run, loc *time.Location) {
 	field("rule", r.Rule)
 	field("reasons", strings.Join(decisionReasons(r.Decision), "; "))
 	if len(r.Args) > 0 {
-		field("forgebox run", strings.Join(quoteAll(r.Args), " "))
+		field("forgebox run", shellquote.Join(r.Args))
 	}
 	field("forgebox", r.Version)
 	field("user", r.User)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/forgebox/forgebox/shellquote"
 )
 
 // pathFlags are the flags of forgebox run that name paths: a rerun from
@@ -97,14 +99,6 @@ func (e env) historyRerun(args []string) int {
 	if *yes {
 		run = append([]string{"--yes"}, run...)
 	}
-	e.errorf("rerun of run %d in %s: forgebox run %s", r.ID, r.Cwd, strings.Join(quoteAll(r.Args), " "))
+	e.errorf("rerun of run %d in %s: forgebox run %s", r.ID, r.Cwd, shellquote.Join(r.Args))
 	return e.run(run)
-}
-
-func quoteAll(args []string) []string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		q[i] = shellQuote(a)
-	}
-	return q
 }

@@ -14,6 +14,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/shellquote"
 )
 
 // forgebox hook claude answers Claude Code's PreToolUse hook for its Bash
@@ -413,11 +414,7 @@ func claudePrompts(mode string) bool {
 // exe and args: each word single-quoted where it needs to be, so that any
 // line without a NUL byte reaches forgebox run -c as it was.
 func wrapCommand(exe string, args []string, line string) string {
-	words := []string{shellQuote(exe), "run"}
-	for _, a := range args {
-		words = append(words, shellQuote(a))
-	}
-	return strings.Join(words, " ") + " -c " + shellQuote(line)
+	return shellquote.Join(append([]string{exe, "run"}, args...)) + " -c " + shellquote.Quote(line)
 }
 
 // hookCannot answers a command forgebox could not read or judge: it asks

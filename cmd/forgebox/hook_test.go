@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/forgebox/forgebox/shellquote"
 )
 
 // hookEnv is a cliEnv for the hook: Claude Code's project directory unset,
@@ -144,7 +146,7 @@ func TestHookGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			norm := strings.NewReplacer(shellQuote(exe), "$FORGEBOX", exe, "$FORGEBOX", c.ws, "$WS", c.root, "$ROOT").Replace(got.String())
+			norm := strings.NewReplacer(shellquote.Quote(exe), "$FORGEBOX", exe, "$FORGEBOX", c.ws, "$WS", c.root, "$ROOT").Replace(got.String())
 			hookGolden(t, filepath.Join(dir, tt.name+".out.json"), []byte(norm))
 		})
 	}
@@ -281,7 +283,7 @@ func TestHookWorkspace(t *testing.T) {
 	for _, tt := range tests {
 		t.Setenv("CLAUDE_PROJECT_DIR", tt.project)
 		_, out, o, errOut := runHook(t, hookInput(t, tt.cwd, "s1", "default", "ls"), append([]string{"--wrap"}, tt.args...)...)
-		if o == nil || !strings.Contains(o.Specific.UpdatedInput["command"].(string), " --workspace "+shellQuote(tt.want)+" ") {
+		if o == nil || !strings.Contains(o.Specific.UpdatedInput["command"].(string), " --workspace "+shellquote.Quote(tt.want)+" ") {
 			t.Errorf("CLAUDE_PROJECT_DIR=%q cwd %q %q: %s%s; want --workspace %s", tt.project, tt.cwd, tt.args, out, errOut, tt.want)
 		}
 	}
@@ -325,7 +327,7 @@ func TestHookWrapRoundTrip(t *testing.T) {
 	if err := os.Chmod(fake, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	exe := shellQuote(testExecutable(t)) + " run "
+	exe := shellquote.Quote(testExecutable(t)) + " run "
 	var shells []string
 	for _, sh := range []string{"bash", "sh", "zsh"} {
 		if p, err := exec.LookPath(sh); err == nil {
@@ -348,7 +350,7 @@ func TestHookWrapRoundTrip(t *testing.T) {
 			continue
 		}
 		for _, sh := range shells {
-			line := shellQuote(fake) + " run " + strings.TrimPrefix(wrapped, exe)
+			line := shellquote.Quote(fake) + " run " + strings.TrimPrefix(wrapped, exe)
 			run := exec.Command(sh, "-c", line)
 			run.Env = append(os.Environ(), "FAKE_OUT="+outFile)
 			if b, err := run.CombinedOutput(); err != nil {

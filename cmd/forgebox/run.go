@@ -20,6 +20,7 @@ import (
 	"github.com/forgebox/forgebox/history"
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
+	"github.com/forgebox/forgebox/shellquote"
 	"golang.org/x/term"
 )
 
@@ -529,11 +530,7 @@ func displayCommand(line string, argv []string) string {
 	if argv == nil || line != "" {
 		return line
 	}
-	q := make([]string, len(argv))
-	for i, a := range argv {
-		q[i] = shellQuote(a)
-	}
-	return strings.Join(q, " ")
+	return shellquote.Join(argv)
 }
 
 // stateDir is forgebox's state directory ($XDG_STATE_HOME/forgebox, else

@@ -27,6 +27,7 @@ import (
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
 	"github.com/forgebox/forgebox/session"
+	"github.com/forgebox/forgebox/shellquote"
 )
 
 const serveUsage = `Usage:
@@ -202,7 +203,7 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 	cfg := agent.Config{
 		Workspace: ctx.Workspace, Version: version, SessionID: sid, Backend: b,
 		DefaultTimeout: sf.defaultTimeout.d, MaxTimeout: sf.timeout.d, IdleTimeout: sf.idleTimeout.d,
-		ApproveHint: "forgebox policy approve --session " + sid + " --workspace " + shellQuote(ctx.Workspace) + " -c %s",
+		ApproveHint: "forgebox policy approve --session " + sid + " --workspace " + shellquote.Quote(ctx.Workspace) + " -c %s",
 		SessionArgv: b.sessionArgv, Record: b.record, CheckWorkspace: checkWorkspace(rf, ctx.Workspace),
 	}
 	// The file tools keep the sandbox's rules: the workspace only, its

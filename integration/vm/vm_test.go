@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/forgebox/forgebox/shellquote"
 )
 
 // boot is one kernel in one configuration.
@@ -177,7 +179,7 @@ func (b boot) run(t *testing.T, qemu, cache, initrd string) {
 		"-kernel", b.kernelPath(cache), "-initrd", initrd, "-append", cmdline,
 	}
 	version, _ := os.ReadFile(filepath.Join(cache, "kernels", b.kernel, "version"))
-	t.Logf("%s: %s %s", strings.TrimSpace(string(version)), qemu, shellQuote(args))
+	t.Logf("%s: %s %s", strings.TrimSpace(string(version)), qemu, shellquote.Join(args))
 
 	ctx, cancel := context.WithTimeout(context.Background(), bootTimeout)
 	defer cancel()
@@ -475,15 +477,4 @@ func parseConsole(lines consoleLog) consoleReport {
 		}
 	}
 	return r
-}
-
-func shellQuote(args []string) string {
-	q := make([]string, len(args))
-	for i, a := range args {
-		if strings.ContainsAny(a, " '\"$") {
-			a = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
-		}
-		q[i] = a
-	}
-	return strings.Join(q, " ")
 }
