@@ -22,6 +22,7 @@ func TestWithinBeneath(t *testing.T) {
 		{"/a/b", "/a", true, true},
 		{"/a/b/c", "/a", true, true},
 		{"/ab", "/a", false, false},
+		{"/a/..b", "/a", true, true},
 		{"/a", "/ab", false, false},
 		{"/a", "/a/b", false, false},
 		{"/", "/a", false, false},
