@@ -4,13 +4,15 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/forgebox/forgebox/sandbox"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/forgebox/forgebox/pathtree"
+	"github.com/forgebox/forgebox/sandbox"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -153,20 +155,13 @@ func (s *server) directory(dir string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("directory %s: %v", dir, err)
 	}
-	if !within(real, s.c.Workspace) {
+	if !pathtree.Within(real, s.c.Workspace) {
 		return "", fmt.Errorf("directory %s lies outside the workspace; commands run inside the workspace %s", dir, s.c.Workspace)
 	}
 	if st, err := os.Stat(real); err != nil || !st.IsDir() {
 		return "", fmt.Errorf("%s is not a directory", dir)
 	}
 	return real, nil
-}
-
-// within reports whether p is dir or lies under it (both clean and
-// absolute).
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
 
 // timeout is the timeout of a command the model asked for ms of: the

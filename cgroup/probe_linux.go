@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/containerd/cgroups/v3"
+	"github.com/forgebox/forgebox/pathtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -118,7 +119,7 @@ func probeV2(h *Host, mnt string) {
 	}
 	self := filepath.Join(mnt, own)
 	parent := filepath.Dir(self)
-	if own == "/" || !strings.HasPrefix(parent, mnt) {
+	if own == "/" || !pathtree.Within(parent, mnt) {
 		h.Why = fmt.Sprintf("uid %d cannot write the cgroup v2 root %s", h.UID, mnt)
 		return
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"path"
 	"slices"
-	"strings"
 
+	"github.com/forgebox/forgebox/pathtree"
 	golandlock "github.com/landlock-lsm/go-landlock/landlock"
 	ll "github.com/landlock-lsm/go-landlock/landlock/syscall"
 )
@@ -115,7 +115,7 @@ func (p Policy) readRules(dir string, isDir bool, read Rights, list Lister, out 
 	if slices.Contains(p.Exclude, dir) {
 		return nil
 	}
-	if !isDir || !slices.ContainsFunc(p.Exclude, func(x string) bool { return beneath(x, dir) }) {
+	if !isDir || !slices.ContainsFunc(p.Exclude, func(x string) bool { return pathtree.Beneath(x, dir) }) {
 		acc := read
 		if !isDir {
 			acc &= fileRights
@@ -197,12 +197,4 @@ func HostWritable(private []string) []string {
 		}
 	}
 	return out
-}
-
-// beneath reports whether p lies strictly below dir.
-func beneath(p, dir string) bool {
-	if dir == "/" {
-		return p != "/" && strings.HasPrefix(p, "/")
-	}
-	return strings.HasPrefix(p, dir+"/")
 }

@@ -142,7 +142,7 @@ func ParseConfig(name string, data []byte) (*Policy, error) {
 
 // check validates the network section's ranges and the hosts file's path
 // (the file itself is read when a run uses it). The host patterns are the
-// proxy's to check: policy imports no other forgebox package.
+// proxy's to check: policy imports no forgebox package but the leaf pathtree.
 func (n *Network) check() error {
 	if _, err := n.Prefixes(); err != nil {
 		return err

@@ -3,6 +3,8 @@ package policy
 import (
 	"path"
 	"strings"
+
+	"github.com/forgebox/forgebox/pathtree"
 )
 
 // Context is what the judge knows of the place a command runs in. All
@@ -203,28 +205,21 @@ func (ctx *Context) tempDirs() []string {
 
 func startup(rel string) bool {
 	for f := range startupFiles {
-		if rel == f || strings.HasPrefix(rel, f+"/") {
+		if pathtree.Within(rel, f) {
 			return true
 		}
 	}
 	return false
 }
 
-// under reports whether a is dir or inside it, and the rest of the path.
+// under reports whether a is dir or inside it, and the rest of the path
+// below dir ("" for dir itself).
 func under(a, dir string) (string, bool) {
-	if dir == "" {
+	if !pathtree.Within(a, dir) {
 		return "", false
 	}
-	if a == dir {
-		return "", true
-	}
-	if dir == "/" {
-		return a[1:], true
-	}
-	if strings.HasPrefix(a, dir+"/") {
-		return a[len(dir)+1:], true
-	}
-	return "", false
+	a, dir = path.Clean(a), path.Clean(dir)
+	return strings.TrimPrefix(a[len(dir):], "/"), true
 }
 
 func devicePlace(a string) Place {

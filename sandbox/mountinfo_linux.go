@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/forgebox/forgebox/pathtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -89,7 +90,7 @@ func sameFileElsewhere(paths []hostPath, mounts []mountEntry) []hostPath {
 		}
 		m := -1 // the mount p is on: the deepest mount point above it, the last of equals
 		for i, e := range mounts {
-			if within(p.Path, e.point) && (m < 0 || len(e.point) >= len(mounts[m].point)) {
+			if pathtree.Within(p.Path, e.point) && (m < 0 || len(e.point) >= len(mounts[m].point)) {
 				m = i
 			}
 		}
@@ -102,14 +103,14 @@ func sameFileElsewhere(paths []hostPath, mounts []mountEntry) []hostPath {
 				continue
 			}
 			switch {
-			case within(rel, e.root):
+			case pathtree.Within(rel, e.root):
 				// The mount shows p (or a directory holding it).
 				alias := filepath.Join(e.point, strings.TrimPrefix(rel, e.root))
 				var at unix.Stat_t
 				if alias != p.Path && unix.Lstat(alias, &at) == nil && at.Dev == st.Dev && at.Ino == st.Ino {
 					add(hostPath{Path: alias, Dir: p.Dir})
 				}
-			case p.Dir && beneath(e.root, rel):
+			case p.Dir && pathtree.Beneath(e.root, rel):
 				// The mount shows a directory inside p: hide all of it.
 				inside := filepath.Join(p.Path, strings.TrimPrefix(e.root, rel))
 				var in, at unix.Stat_t

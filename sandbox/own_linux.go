@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/forgebox/forgebox/pathtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -71,14 +72,14 @@ func checkOwn(roots, own []string) error {
 	}
 	for _, p := range places {
 		for _, r := range roots {
-			if p.err != nil && within(p.given, r) {
+			if p.err != nil && pathtree.Within(p.given, r) {
 				return fmt.Errorf("inspect forgebox's own configuration or state %s, inside the writable root %s: %w", p.given, r, p.err)
 			}
-			if within(r, p.real) || within(r, p.given) {
+			if pathtree.Within(r, p.real) || pathtree.Within(r, p.given) {
 				return invalidf("refusing writable root %s: it is inside forgebox's own configuration or state %s; "+
 					"choose a project directory with --workspace, and grant with --rw only what the command must write", r, p.given)
 			}
-			if within(p.given, r) && p.real != p.given {
+			if pathtree.Within(p.given, r) && p.real != p.given {
 				return invalidf("forgebox's own configuration or state %s is reached through a symbolic link inside the writable root %s, "+
 					"which the command could replace; point XDG_CONFIG_HOME, XDG_STATE_HOME or the path given at the real directory %s", p.given, r, p.real)
 			}
@@ -109,7 +110,7 @@ func ownProtected(roots, own []string) ([]protectedPath, error) {
 	for _, p := range places {
 		root := ""
 		for _, r := range roots {
-			if beneath(p.real, r) && len(r) > len(root) {
+			if pathtree.Beneath(p.real, r) && len(r) > len(root) {
 				root = r
 			}
 		}
@@ -129,7 +130,7 @@ func ownProtected(roots, own []string) ([]protectedPath, error) {
 			return nil, fmt.Errorf("inspect %s: %w", p.real, err)
 		}
 		var pins []protectedPath
-		for d := filepath.Dir(p.real); beneath(d, root); d = filepath.Dir(d) {
+		for d := filepath.Dir(p.real); pathtree.Beneath(d, root); d = filepath.Dir(d) {
 			var dst unix.Stat_t
 			if err := unix.Lstat(d, &dst); err != nil || dst.Mode&unix.S_IFMT != unix.S_IFDIR {
 				return nil, fmt.Errorf("pin %s, which holds forgebox's own %s: it is no longer a directory", d, p.real)

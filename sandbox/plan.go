@@ -5,6 +5,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/forgebox/forgebox/pathtree"
 )
 
 // itemKind says what the view places at a path.
@@ -96,7 +98,7 @@ func placedItems(items []viewItem) ([]viewItem, error) {
 			continue
 		}
 		for _, other := range kept[i+1:] {
-			if beneath(other.Path, kept[i].Path) {
+			if pathtree.Beneath(other.Path, kept[i].Path) {
 				kept[i] = viewItem{Kind: kindTmpfs, Path: kept[i].Path, Dir: true, Mode: 0o755,
 					Set: attrNosuid | attrNodev | attrNoexec, ReadOnlyAfter: true}
 				break
@@ -197,7 +199,7 @@ func hostContent(k itemKind) bool {
 func enclosing(items []viewItem, p string) int {
 	best, bestDepth := -1, -1
 	for i, it := range items {
-		if beneath(p, it.Path) && depth(it.Path) > bestDepth {
+		if pathtree.Beneath(p, it.Path) && depth(it.Path) > bestDepth {
 			best, bestDepth = i, depth(it.Path)
 		}
 	}
@@ -214,17 +216,6 @@ func duplicatePath(items []viewItem) (int, int, bool) {
 	}
 	return 0, 0, false
 }
-
-// beneath reports whether p lies strictly inside dir.
-func beneath(p, dir string) bool {
-	if dir == "/" {
-		return p != "/"
-	}
-	return strings.HasPrefix(p, dir+"/")
-}
-
-// within reports whether p is dir or lies inside it.
-func within(p, dir string) bool { return p == dir || beneath(p, dir) }
 
 func depth(p string) int {
 	if p == "/" {

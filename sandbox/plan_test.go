@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/forgebox/forgebox/pathtree"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
@@ -93,7 +95,7 @@ func checkPlan(t *testing.T, ops []mountOp) {
 	placed := -1
 	cloned := map[uint32]bool{}
 	for i, o := range ops {
-		if within(o.A, "/proc") {
+		if pathtree.Within(o.A, "/proc") {
 			t.Errorf("op %d (%s) touches /proc", i, o)
 		}
 		switch o.Op {
@@ -102,7 +104,7 @@ func checkPlan(t *testing.T, ops []mountOp) {
 		case opMkdir, opMkfile, opSymlink:
 			// mount points are only ever made in tmpfs mounts of the run,
 			// never on the host
-			if !slices.ContainsFunc(ours, func(d string) bool { return beneath(o.A, d) }) {
+			if !slices.ContainsFunc(ours, func(d string) bool { return pathtree.Beneath(o.A, d) }) {
 				t.Errorf("op %d (%s) creates an entry outside the run's own tmpfs mounts", i, o)
 			}
 		case opClone:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/forgebox/forgebox/cgroup"
 	"github.com/forgebox/forgebox/landlock"
+	"github.com/forgebox/forgebox/pathtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -320,7 +321,7 @@ func (p *prepared) gatherFacts(l layout, bases secretBases, trees treeStore) (ho
 		facts.Root = rootEntries()
 	}
 	if l.Network == NetHost {
-		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && (beneath(r, "/run") || beneath(r, "/var/run")) {
+		if r, err := filepath.EvalSymlinks("/etc/resolv.conf"); err == nil && (pathtree.Beneath(r, "/run") || pathtree.Beneath(r, "/var/run")) {
 			facts.ResolvConf = r
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forgebox/forgebox/pathtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -252,7 +253,7 @@ func (g *guard) nested(r string, ix *treeIndex) error {
 
 func (g *guard) inRoots(path string) bool {
 	for _, r := range g.roots {
-		if within(path, r) {
+		if pathtree.Within(path, r) {
 			return true
 		}
 	}
@@ -285,7 +286,7 @@ func submodulePaths(root string) []string {
 			continue
 		}
 		p := filepath.Join(root, strings.Trim(strings.TrimSpace(v), `"`))
-		if within(p, root) && p != root {
+		if pathtree.Within(p, root) && p != root {
 			out = append(out, p)
 		}
 	}

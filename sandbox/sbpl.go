@@ -41,6 +41,7 @@ import (
 	"syscall"
 
 	"github.com/forgebox/forgebox/cgroup"
+	"github.com/forgebox/forgebox/pathtree"
 )
 
 // sbplPathKind says what a denied path covers.
@@ -294,7 +295,7 @@ func (p seatbeltPlan) visibility(w *sbplWriter) {
 	}
 	grant := func(g, ops string) {
 		for _, it := range items {
-			if it.allow == "" && within(g, it.path.Path) {
+			if it.allow == "" && pathtree.Within(g, it.path.Path) {
 				items = append(items, item{sbplPath{g, sbplTree}, ops})
 				return
 			}
@@ -389,7 +390,7 @@ func (p seatbeltPlan) renames(w *sbplWriter) {
 }
 
 func (p seatbeltPlan) inWritable(a string) bool {
-	return slices.ContainsFunc(p.Writable, func(r string) bool { return within(a, r) })
+	return slices.ContainsFunc(p.Writable, func(r string) bool { return pathtree.Within(a, r) })
 }
 
 func (p seatbeltPlan) network(w *sbplWriter) {
@@ -620,7 +621,7 @@ func checkSeatbeltRoots(ws string, writable, readOnly, hide, homes, secrets []st
 			return invalidf("refusing %s %s: it is a system directory", what, w)
 		}
 		for _, t := range darwinSystemTrees {
-			if within(w, t) {
+			if pathtree.Within(w, t) {
 				return invalidf("refusing %s %s: it is inside the system directory %s", what, w, t)
 			}
 		}
@@ -629,7 +630,7 @@ func checkSeatbeltRoots(ws string, writable, readOnly, hide, homes, secrets []st
 		}
 	}
 	for _, g := range slices.Concat(writable, readOnly) {
-		if within(g, "/dev") {
+		if pathtree.Within(g, "/dev") {
 			return invalidf("cannot grant %s: /dev is managed by the sandbox", g)
 		}
 		if slices.Contains(readOnly, g) && slices.Contains(writable, g) {
@@ -694,7 +695,7 @@ func seatbeltProtected(roots []string) (paths []sbplPath, warnings []string) {
 	var repos, hooks []string
 	budget := seatbeltScanDirs
 	inRoots := func(p string) bool {
-		return slices.ContainsFunc(roots, func(r string) bool { return within(p, r) })
+		return slices.ContainsFunc(roots, func(r string) bool { return pathtree.Within(p, r) })
 	}
 	for _, r := range roots {
 		found := []string{r}
@@ -749,7 +750,7 @@ func seatbeltProtected(roots []string) (paths []sbplPath, warnings []string) {
 func gitmodulesPaths(root string) []string {
 	var out []string
 	for _, kv := range gitConfigValues(filepath.Join(root, ".gitmodules"), "submodule", "path") {
-		if p := filepath.Join(root, kv); beneath(p, root) {
+		if p := filepath.Join(root, kv); pathtree.Beneath(p, root) {
 			out = append(out, p)
 		}
 	}
@@ -919,17 +920,17 @@ func (p seatbeltPlan) readableIn(f string) bool {
 	visible := p.Profile != ProfileStrict
 	if !visible {
 		for _, d := range slices.Concat(strictReadable, p.SystemReadable, p.Writable, p.ReadOnly, []string{p.TempDir}) {
-			visible = visible || within(f, d)
+			visible = visible || pathtree.Within(f, d)
 		}
 	}
 	hiddenAt, grantAt := -1, -1
 	for _, s := range slices.Concat(p.Secrets, p.Hide) {
-		if within(strings.ToLower(f), strings.ToLower(s.Path)) {
+		if pathtree.Within(strings.ToLower(f), strings.ToLower(s.Path)) {
 			hiddenAt = max(hiddenAt, depth(s.Path))
 		}
 	}
 	for _, g := range slices.Concat(p.ReadOnly, p.Writable) {
-		if within(f, g) {
+		if pathtree.Within(f, g) {
 			grantAt = max(grantAt, depth(g))
 		}
 	}

@@ -4,6 +4,8 @@ import (
 	"path"
 	"strings"
 	"testing"
+
+	"github.com/forgebox/forgebox/pathtree"
 )
 
 // Every entry is a clean path with a kind and the documentation naming it,
@@ -26,7 +28,7 @@ func TestSecretTable(t *testing.T) {
 	}
 	for _, a := range secretTable {
 		for _, b := range secretTable {
-			if a.Path != b.Path && beneath(b.Path, a.Path) {
+			if a.Path != b.Path && pathtree.Beneath(b.Path, a.Path) {
 				t.Errorf("secret %q lies inside secret %q", b.Path, a.Path)
 			}
 		}

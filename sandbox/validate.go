@@ -3,6 +3,8 @@ package sandbox
 import (
 	"slices"
 	"strings"
+
+	"github.com/forgebox/forgebox/pathtree"
 )
 
 // Limits on what a command line may carry, below the kernel's own
@@ -80,17 +82,17 @@ func checkWritableRoot(ws, what, advice string, homes, secrets []string) error {
 		return invalidf("refusing %s %s: it is a system directory; %s", what, ws, advice)
 	}
 	for _, t := range systemTrees {
-		if beneath(ws, t) {
+		if pathtree.Beneath(ws, t) {
 			return invalidf("refusing %s %s: it is inside the system directory %s; %s", what, ws, t, advice)
 		}
 	}
 	for _, h := range homes {
-		if within(h, ws) {
+		if pathtree.Within(h, ws) {
 			return invalidf("refusing %s %s: it is (or contains) the home directory %s; %s", what, ws, h, advice)
 		}
 	}
 	for _, s := range secrets {
-		if within(ws, s) {
+		if pathtree.Within(ws, s) {
 			return invalidf("refusing %s %s: it is inside %s, which forgebox hides as a secret location; %s", what, ws, s, advice)
 		}
 	}
@@ -100,7 +102,7 @@ func checkWritableRoot(ws, what, advice string, homes, secrets []string) error {
 // startDir is where the command starts: the caller's directory when the
 // command can see and write it as the caller expects, else the workspace.
 func startDir(dir, ws string) string {
-	if within(dir, ws) {
+	if pathtree.Within(dir, ws) {
 		return dir
 	}
 	return ws

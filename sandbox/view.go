@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/forgebox/forgebox/pathtree"
 )
 
 // layout is the run's filesystem intent, with canonical absolute paths.
@@ -146,7 +148,7 @@ func (v *viewBuilder) grants(l layout) error {
 }
 
 func (v *viewBuilder) grant(p string, set, clr uint64) error {
-	if slices.Contains([]string{"/proc", "/dev", "/sys"}, p) || within(p, "/proc") || within(p, "/dev") || within(p, "/sys") {
+	if slices.Contains([]string{"/proc", "/dev", "/sys"}, p) || pathtree.Within(p, "/proc") || pathtree.Within(p, "/dev") || pathtree.Within(p, "/sys") {
 		return invalidf("cannot grant %s: /proc, /dev and /sys are managed by the sandbox", p)
 	}
 	dir, ok := v.facts.Grants[p]

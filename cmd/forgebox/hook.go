@@ -13,6 +13,7 @@ import (
 
 	"golang.org/x/term"
 
+	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/shellquote"
 )
@@ -300,7 +301,7 @@ func loadHookJudge(o hookOpts, in claudeInput) (*judgeSetup, error) {
 	p := o.pol
 	if p.workspace == "" {
 		// The Bash tool's cwd moves with cd; the project does not.
-		if dir := h.getenv("CLAUDE_PROJECT_DIR"); filepath.IsAbs(dir) && inside(resolvePath(h.cwd), resolvePath(dir)) {
+		if dir := h.getenv("CLAUDE_PROJECT_DIR"); filepath.IsAbs(dir) && pathtree.Within(resolvePath(h.cwd), resolvePath(dir)) {
 			p.workspace = dir
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"strconv"
 
 	"github.com/forgebox/forgebox/netproxy"
+	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
 )
@@ -32,7 +33,7 @@ func allowlist(flagAllow []string, n policy.Network, writable []string) (*sandbo
 	opts := netproxy.Options{AllowPrivate: private, Advice: netAdvice}
 	if n.Hosts != "" {
 		for _, w := range writable {
-			if inside(resolvePath(n.Hosts), resolvePath(w)) {
+			if pathtree.Within(resolvePath(n.Hosts), resolvePath(w)) {
 				return nil, sandbox.Invalidf("network.hosts %s lies in %s, which the command can write: move it out", n.Hosts, w)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/policy"
 )
 
@@ -393,7 +394,7 @@ func (e env) policyRevoke(args []string) int {
 			return exitForgebox
 		}
 		st := newSessionStore(resolvePath(dir), o.session)
-		if inside(st.path, ctx.Workspace) {
+		if pathtree.Within(st.path, ctx.Workspace) {
 			e.errorf("policy revoke: the session store %s is inside the workspace; forgebox neither reads nor writes approvals there", st.path)
 			return exitForgebox
 		}
@@ -409,7 +410,7 @@ func (e env) policyRevoke(args []string) int {
 			e.errorf("policy revoke: %v", err)
 			return exitForgebox
 		}
-		if inside(path, ctx.Workspace) {
+		if pathtree.Within(path, ctx.Workspace) {
 			e.errorf("policy revoke: the configuration file %s is inside the workspace; forgebox does not write approvals there", path)
 			return exitForgebox
 		}

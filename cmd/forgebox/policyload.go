@@ -8,9 +8,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 
+	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/policy"
 )
 
@@ -147,7 +147,7 @@ func (s *judgeSetup) loadUser(h host, file string) (*policy.Policy, error) {
 		return nil, err
 	}
 	s.userConfig = real
-	inWorkspace := inside(real, s.ctx.Workspace)
+	inWorkspace := pathtree.Within(real, s.ctx.Workspace)
 	if inWorkspace {
 		s.noAlways = fmt.Sprintf("the configuration file %s is inside the workspace, where the command could rewrite it", real)
 	}
@@ -208,7 +208,7 @@ func (s *judgeSetup) loadSession(h host, id string) error {
 		return err
 	}
 	st := newSessionStore(resolvePath(dir), id)
-	if inside(st.path, s.ctx.Workspace) {
+	if pathtree.Within(st.path, s.ctx.Workspace) {
 		s.noStore = fmt.Sprintf("the session store %s is inside the workspace, where the command could write approvals", st.path)
 		s.warnings = append(s.warnings, s.noStore+": its approvals are ignored")
 		return nil
@@ -245,7 +245,7 @@ func judgeContext(h host, workspace string) (*policy.Context, error) {
 		return nil, fmt.Errorf("workspace %s is not a directory", ws)
 	}
 	ctx := &policy.Context{Workspace: real, Cwd: real}
-	if inside(cwd, real) {
+	if pathtree.Within(cwd, real) {
 		ctx.Cwd = cwd
 	}
 	if h.home != "" {
@@ -289,15 +289,6 @@ func resolvePath(p string) string {
 		rest = append([]string{filepath.Base(p)}, rest...)
 		p = parent
 	}
-}
-
-// inside reports whether p is dir or lies beneath it.
-func inside(p, dir string) bool {
-	if dir == "" {
-		return false
-	}
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
 }
 
 // readSmallFile reads a configuration or approval file that someone else

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/probe"
 	"github.com/forgebox/forgebox/sandbox"
 	"golang.org/x/sys/unix"
@@ -112,16 +113,12 @@ func baitDir(spec sandbox.Spec, private []string) (string, error) {
 		if err != nil || unix.Access(real, unix.W_OK|unix.X_OK) != nil {
 			continue
 		}
-		if !slices.ContainsFunc(avoid, func(a string) bool { return pathWithin(real, a) || pathWithin(c, a) }) {
+		if !slices.ContainsFunc(avoid, func(a string) bool { return pathtree.Within(real, a) || pathtree.Within(c, a) }) {
 			return real, nil
 		}
 	}
 	return "", sandbox.Invalidf("selftest finds no place for its bait: the cache directory (%s) and the home directory must exist, be writable, and be neither granted with --rw nor hidden nor below %s",
 		"$XDG_CACHE_HOME or ~/.cache", strings.Join(private, ", "))
-}
-
-func pathWithin(p, dir string) bool {
-	return p == dir || strings.HasPrefix(p, strings.TrimSuffix(dir, "/")+"/")
 }
 
 func randomHex() string {
@@ -422,7 +419,7 @@ func (b *bait) check(res *sandbox.Result) findings {
 		}
 	}
 	for _, q := range res.Quarantined {
-		if rel, err := filepath.Rel(b.root, q.Path); err == nil && !strings.HasPrefix(rel, "..") {
+		if rel, err := filepath.Rel(b.root, q.Path); err == nil && pathtree.Within(q.Path, b.root) {
 			f.notes[classProtected] = append(f.notes[classProtected], "host: "+rel+" created by the probe was moved aside after the run")
 		}
 	}
