@@ -36,6 +36,7 @@ var layers = map[string][]string{
 	"session":        nil,
 
 	"shellquote": nil,
+	"pathtree":   nil,
 
 	"bench":                nil, // drives the built binary from outside
 	"integration":          nil, // black-box: runs the built binary
@@ -44,9 +45,10 @@ var layers = map[string][]string{
 	"integration/vm/guest": nil,
 }
 
-// base are tiny leaves of one idea each (shell quoting) that every
-// package may import: they import nothing of forgebox's themselves.
-var base = []string{"shellquote"}
+// base are tiny leaves of one idea each (shell quoting, lexical path
+// containment) that every package may import: they import nothing of
+// forgebox's themselves.
+var base = []string{"shellquote", "pathtree"}
 
 // testLayers are the edges only a package's tests may add on top of
 // layers. Each is a test that checks a leaf against the sandbox's own
