@@ -115,6 +115,9 @@ func (s *server) runShell(ctx context.Context, req *mcp.CallToolRequest, in RunS
 	if strings.IndexByte(in.Command, 0) >= 0 {
 		return textResult("command contains a NUL byte, which no shell can run", true), CommandOutput{}, nil
 	}
+	if len(in.Command) > sandbox.MaxArgLen {
+		return textResult(fmt.Sprintf("the command line is %d bytes, over the limit of %d bytes (the kernel's limit on one argument, the same for forgebox run -c): write the script to a file in the workspace (write_file) and run that file", len(in.Command), sandbox.MaxArgLen), true), CommandOutput{}, nil
+	}
 	dir, err := s.directory(in.Directory)
 	if err != nil {
 		return textResult(err.Error(), true), CommandOutput{}, nil

@@ -10,7 +10,7 @@ import (
 // Limits on what a command line may carry, below the kernel's own
 // (MAX_ARG_STRLEN is 128 KiB per string; the total is bounded by the stack).
 const (
-	maxArgLen   = 128<<10 - 1
+	maxArgLen   = MaxArgLen
 	maxArgTotal = 1 << 20
 )
 
@@ -26,6 +26,12 @@ var systemTrees = []string{"/bin", "/boot", "/dev", "/etc", "/lib", "/lib32", "/
 
 // commandArgv returns the argv to execute and the program to fall back to
 // when the first is not found (sh, for the -c form without --shell).
+// MaxArgLen is the longest argument, and so the longest -c command line,
+// a run takes: the kernel's limit on one string passed to exec
+// (MAX_ARG_STRLEN, 128 KiB with its NUL). The command line reaches the
+// shell as one argument, so no surface can pass a longer one.
+const MaxArgLen = 128<<10 - 1
+
 func commandArgv(s Spec) (argv []string, alt string, err error) {
 	switch {
 	case len(s.Argv) > 0 && s.Command != "":
