@@ -223,7 +223,7 @@ type treeCheck struct {
 
 func (c *treeCheck) abs(rel string) string { return filepath.Join(c.ix.root, rel) }
 
-func (c *treeCheck) run() error {
+func (c *treeCheck) run() (err error) {
 	stats := c.ix.statAll(c.rootfd)
 	var gone, changed []string
 	inRun := map[string]bool{}
@@ -246,20 +246,25 @@ func (c *treeCheck) run() error {
 		if _, ok := c.ix.dirs[rel]; !ok {
 			continue // below a directory found replaced on the way
 		}
-		fd, err := openBeneath(c.rootfd, rel)
-		if err != nil {
+		fd, oerr := openBeneath(c.rootfd, rel)
+		if oerr != nil {
 			c.drop(rel)
-			if (err == unix.EACCES || err == unix.EPERM) && inRun[rel] && rel != "" {
+			if (oerr == unix.EACCES || oerr == unix.EPERM) && inRun[rel] && rel != "" {
 				c.unreadable(rel)
 			}
 			continue
 		}
-		err = c.changedDir(fd, rel, inRun[rel])
-		unix.Close(fd)
-		if err != nil {
-			return err
+		// An error in one directory does not end the check of the rest.
+		if derr := c.changedDir(fd, rel, inRun[rel]); derr != nil && err == nil {
+			err = derr
 		}
+		unix.Close(fd)
 	}
+	defer func() {
+		if err == nil && c.ix.overflow {
+			err = fmt.Errorf("%s holds more than %d directories: everything was checked, but the index cannot hold them all, and the next run reads them again", c.ix.root, treeMaxDirs)
+		}
+	}()
 	// Protected entries in directories that did not change: modified in
 	// place, if at all.
 	for rel := range c.ix.marks {
@@ -439,11 +444,27 @@ func (c *treeCheck) judge(dirfd int, dirRel, mark string, e dirent, inRun bool) 
 	known, ok := c.ix.marks[mark]
 	c.judged[mark] = true
 	c.ix.marks[mark] = e.ino
-	if (!ok || known != e.ino) && inRun {
+	if (!ok || known != e.ino) && inRun && c.madeInRun(dirfd, e) {
 		c.appeared(dirfd, dirRel, e)
 	} else {
 		c.existing(dirfd, dirRel, e)
 	}
+}
+
+// madeInRun reports whether the entry was made, renamed or linked into
+// place since the run started: each of these sets the entry's own ctime
+// (a tree renamed into place gets a new ctime at its top; what was made
+// inside it earlier, in a run, was checked then). The pseudo-entry HEAD
+// stands for the bare repository that dirfd is.
+func (c *treeCheck) madeInRun(dirfd int, e dirent) bool {
+	var st unix.Stat_t
+	var err error
+	if e.name == "HEAD" && e.typ != dtUnreadable {
+		err = unix.Fstat(dirfd, &st)
+	} else {
+		err = unix.Fstatat(dirfd, e.name, &st, unix.AT_SYMLINK_NOFOLLOW)
+	}
+	return err != nil || ctimeOf(&st) >= c.since
 }
 
 // newDir indexes a directory that was not in the index. When it appeared
@@ -459,21 +480,17 @@ func (c *treeCheck) newDir(parent int, parentRel string, e dirent, inRun bool) e
 		return nil // moved aside above
 	}
 	defer unix.Close(fd)
-	var file func(int, string, dirent)
-	if inRun {
-		file = c.setid
-	}
+	// What is protected in a new tree appeared in the run when it was
+	// made, renamed or linked into place since the run started, even in a
+	// tree made before (between runs).
 	err = c.ix.walk(fd, relJoin(parentRel, e.name), c.buf, func(dirfd int, dirRel string, pe dirent) {
 		c.judged[relJoin(dirRel, pe.name)] = true
-		if inRun {
+		if c.madeInRun(dirfd, pe) {
 			c.appeared(dirfd, dirRel, pe)
 		} else {
 			c.existing(dirfd, dirRel, pe)
 		}
-	}, file)
-	if err == errTreeTooLarge {
-		return fmt.Errorf("%s holds more than %d directories: forgebox cannot check it for planted repositories and configuration", c.ix.root, treeMaxDirs)
-	}
+	}, c.setid)
 	return err
 }
 

@@ -36,6 +36,9 @@ type treeIndex struct {
 	dirs  map[string]dirRec // slash-separated paths below root; "" is root
 	marks map[string]uint64 // protected entries, by path, to their inode
 	dirty bool
+	// overflow is set when a check found more directories than the index
+	// holds: what it could not record is read again by the next check.
+	overflow bool
 	// fine is set once a ctime with nanoseconds was seen: the file system
 	// keeps fine times. Without it (FAT keeps 2 s, old ext3 1 s) a run's
 	// start is rounded down to the 2 s before it.
@@ -172,10 +175,17 @@ func (ix *treeIndex) walk(fd int, rel string, buf []byte, found, file func(dirfd
 	if err := unix.Fstat(fd, &st); err != nil {
 		return err
 	}
-	if len(ix.dirs) >= treeMaxDirs {
-		return errTreeTooLarge
+	switch {
+	case len(ix.dirs) < treeMaxDirs:
+		ix.dirs[rel] = dirRec{ino: st.Ino, ctime: ctimeOf(&st)}
+	case found == nil:
+		return errTreeTooLarge // indexing before a run: refused
+	default:
+		// Checking after a run: judge everything all the same (a run
+		// that makes directories by the million must not end the check
+		// before what it planted), and say the index is full.
+		ix.overflow = true
 	}
-	ix.dirs[rel] = dirRec{ino: st.Ino, ctime: ctimeOf(&st)}
 	ix.fine = ix.fine || st.Ctim.Nsec != 0
 	ix.dirty = true
 	entries, err := readEntries(fd, buf)

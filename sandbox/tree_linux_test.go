@@ -27,22 +27,29 @@ func TestTreeCheck(t *testing.T) {
 	for _, tc := range []struct {
 		name, before, run string
 		moved             []string
+		between           string // the person\'s, after a first run indexed "before"
 	}{
-		{"nothing planted", "mkdir -p a/b && git init -q r", "echo x > a/b/f && mkdir c && rm -r a", nil},
-		{"nested .envrc", "mkdir -p a/b", "echo x > a/b/.envrc", []string{"a/b/.envrc"}},
+		{"nothing planted", "mkdir -p a/b && git init -q r", "echo x > a/b/f && mkdir c && rm -r a", nil, ""},
+		{"nested .envrc", "mkdir -p a/b", "echo x > a/b/.envrc", []string{"a/b/.envrc"}, ""},
 		{"new repository's hook", "", "git init -q n && echo x > n/.git/hooks/pre-commit",
-			[]string{"n/.git/hooks/pre-commit"}},
+			[]string{"n/.git/hooks/pre-commit"}, ""},
 		{"existing repository's hook", "git init -q r", "echo x > r/.git/hooks/pre-commit",
-			[]string{"r/.git/hooks/pre-commit"}},
-		{"existing .envrc changed in place", "mkdir a && echo ok > a/.envrc", "echo evil >> a/.envrc", []string{"a/.envrc"}},
+			[]string{"r/.git/hooks/pre-commit"}, ""},
+		{"existing .envrc changed in place", "mkdir a && echo ok > a/.envrc", "echo evil >> a/.envrc", []string{"a/.envrc"}, ""},
 		{"renamed parent, repository copied", "mkdir -p p && git init -q p/r",
 			"mv p q && mkdir -p p && cp -a q/r p/r && git --git-dir=p/r/.git config core.fsmonitor x",
-			[]string{"p/r/.git/config"}},
+			[]string{"p/r/.git/config"}, ""},
 		{"staged Git directory renamed into place", "git init -q s && mv s/.git staged && rm -r s && echo x > staged/hooks/pre-commit && rm staged/HEAD",
-			"mkdir t && mv staged t/.git && echo 'ref: refs/heads/main' > t/.git/HEAD", []string{"t/.git/hooks/pre-commit"}},
-		{"bare repository", "mkdir docs", "git init -q --bare docs && echo x > docs/hooks/pre-commit", []string{"docs/hooks/pre-commit"}},
-		{"whole tree removed", "mkdir -p nm/a/b/c nm/d/e && git init -q nm/d/e/r", "rm -rf nm && mkdir nm", nil},
-		{"unreadable directory", "", "mkdir -p h/r && chmod 000 h", []string{"h"}},
+			"mkdir t && mv staged t/.git && echo 'ref: refs/heads/main' > t/.git/HEAD", []string{"t/.git/hooks/pre-commit"}, ""},
+		{"bare repository", "mkdir docs", "git init -q --bare docs && echo x > docs/hooks/pre-commit", []string{"docs/hooks/pre-commit"}, ""},
+		{"whole tree removed", "mkdir -p nm/a/b/c nm/d/e && git init -q nm/d/e/r", "rm -rf nm && mkdir nm", nil, ""},
+		{"unreadable directory", "", "mkdir -p h/r && chmod 000 h", []string{"h"}, ""},
+		{"staged Git directory renamed into a tree the person made between runs",
+			"git init -q s && mv s/.git staged && rm -r s && echo x > staged/hooks/pre-commit && rm staged/HEAD",
+			"mkdir u/deep/r && mv staged u/deep/r/.git && echo 'ref: refs/heads/main' > u/deep/r/.git/HEAD",
+			[]string{"u/deep/r/.git/hooks/pre-commit"}, "mkdir -p u/deep"},
+		{"the person's own repository and .envrc made between runs stay", "", "echo x > u/other",
+			nil, "mkdir -p u && git init -q u/r && echo x > u/r/.git/hooks/pre-commit && echo ok > u/.envrc"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := t.TempDir()
@@ -50,7 +57,17 @@ func TestTreeCheck(t *testing.T) {
 			if tc.before != "" {
 				sh(t, ws, tc.before)
 			}
-			time.Sleep(60 * time.Millisecond) // past the ctime slack
+			if tc.between != "" {
+				w, err := watchRoot(store, ws, time.Now())
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := w.check(&quarantine{}); err != nil {
+					t.Fatal(err)
+				}
+				sh(t, ws, tc.between)
+			}
+			time.Sleep(60 * time.Millisecond) // a tick of the coarse clock
 			w, err := watchRoot(store, ws, time.Now())
 			if err != nil {
 				t.Fatal(err)
