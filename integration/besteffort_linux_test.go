@@ -110,6 +110,17 @@ func TestBestEffortKeepsKernelLayers(t *testing.T) {
 		if _, err := os.Stat(run); err == nil {
 			t.Errorf("%s was created on the host", run)
 		}
+		// What the JSON claims is what the command got: the profile
+		// Landlock enforces and the Unix-socket refusal of the filter,
+		// which need no namespaces, are still there and said so.
+		r = e.withoutUserNamespaces(forgebox, "run", "--best-effort", "--json", "--", probe, "socket unix")
+		res := decodeResult(t, r.stdout)
+		if res.Enforced == nil || res.Enforced.Profile != "workspace" || res.Enforced.UnixSockets != "refused" || res.Enforced.Sandbox {
+			t.Errorf("--best-effort enforced = %+v; want profile workspace, unix_sockets refused, sandbox false", res.Enforced)
+		}
+		if vs := decodeVerdicts(t, res.Stdout); len(vs) != 1 || vs[0].OK || vs[0].Errno != "EPERM" {
+			t.Errorf("socket(AF_UNIX) under --best-effort: %+v; want EPERM, as enforced says", vs)
+		}
 	})
 }
 

@@ -146,6 +146,7 @@ type enforced struct {
 	LandlockScoped bool     `json:"landlock_scoped"`
 	Seccomp        bool     `json:"seccomp"`
 	SeccompDenied  []string `json:"seccomp_denied"`
+	UnixSockets    string   `json:"unix_sockets"`
 	NoNewPrivs     bool     `json:"no_new_privs"`
 	Capabilities   string   `json:"capabilities"`
 

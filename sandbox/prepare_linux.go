@@ -349,14 +349,16 @@ func (p *prepared) unisolated(why string) {
 		"protected paths", "private /tmp and /dev", "network isolation"}, old.Missing...)
 
 	none := []string{}
-	// The kernel layers need no namespaces: they stay, and the writable
-	// roots stay what Landlock allows.
+	// What the run still has is what it had, less what needs the
+	// namespaces: the kernel layers (Landlock, seccomp and what it
+	// refuses, no_new_privs, capabilities, limits), the profile Landlock
+	// enforces, the watched names. A copy, then the losses, so that a
+	// field added to Enforced is not dropped here by omission.
 	// Network: without a namespace of its own the command has the host's.
-	p.enforced = Enforced{PTY: old.PTY, Missing: missing, Namespaces: none, Network: NetHost, Writable: none, Hidden: none,
-		Sockets: none, Protected: none, Watched: old.Watched, PrivateDirs: none,
-		LandlockABI: old.LandlockABI, LandlockRules: old.LandlockRules, LandlockTCP: old.LandlockTCP, LandlockConnectPorts: old.LandlockConnectPorts,
-		LandlockScoped: old.LandlockScoped, Seccomp: old.Seccomp, SeccompDenied: old.SeccompDenied,
-		NoNewPrivs: old.NoNewPrivs, Capabilities: old.Capabilities, Limits: old.Limits, Cgroup: old.Cgroup}
+	e := old
+	e.Sandbox, e.Missing, e.Namespaces, e.Network, e.Proxy = false, missing, none, NetHost, ""
+	e.ReadOnlyRoot, e.Writable, e.Hidden, e.Sockets, e.Protected, e.PrivateDirs = false, none, none, none, none, none
+	p.enforced = e
 	if old.LandlockABI > 0 {
 		// The host's own /dev, /proc and temporary directories stand
 		// where the sandbox's would have been: HostRules keeps them
