@@ -52,9 +52,6 @@ func protect(workspace string, roots []string, store treeStore, start time.Time)
 			return nil, err
 		}
 		g.trees = append(g.trees, w)
-		if w.warning != "" {
-			g.warnings = append(g.warnings, w.warning)
-		}
 		if err := g.root(r, r == workspace, w.ix); err != nil {
 			g.release()
 			return nil, err
@@ -66,6 +63,9 @@ func protect(workspace string, roots []string, store treeStore, start time.Time)
 	}
 	for _, w := range g.trees {
 		w.keep(bound)
+		if w.warning != "" {
+			g.warnings = append(g.warnings, w.warning)
+		}
 	}
 	return g, nil
 }
