@@ -1,10 +1,6 @@
 package agent
 
 import (
-	"encoding/base64"
-	"strings"
-	"unicode/utf8"
-
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
 )
@@ -137,49 +133,11 @@ func FromResult(r *sandbox.Result) RunResult {
 			out.Usage.PeakMemoryBytes = &peak
 		}
 	}
-	out.Stdout, out.StdoutBase64 = Text(r.Stdout)
-	out.Stderr, out.StderrBase64 = Text(r.Stderr)
+	out.Stdout, out.StdoutBase64 = r.Stdout.Text()
+	out.Stderr, out.StderrBase64 = r.Stderr.Text()
 	out.StdoutBytes, out.StdoutTruncated = r.Stdout.Total, r.Stdout.Truncated()
 	out.StderrBytes, out.StderrTruncated = r.Stderr.Total, r.Stderr.Truncated()
 	return out
-}
-
-// Text renders captured output as a JSON-safe string: valid UTF-8 passes
-// unchanged, each byte that is not part of valid UTF-8 becomes U+FFFD, and
-// a dropped middle is marked "[forgebox: N bytes omitted]". When any byte
-// was replaced, the exact kept bytes are returned in base64 as well.
-func Text(c sandbox.Captured) (text, b64 string) {
-	kept := append(append([]byte{}, c.Head...), c.Tail...)
-	var b strings.Builder
-	valid := writeValid(&b, c.Head)
-	if c.Omitted > 0 {
-		b.WriteString(sandbox.OmissionMarker(c.Omitted))
-	}
-	if !writeValid(&b, c.Tail) {
-		valid = false
-	}
-	if !valid {
-		b64 = base64.StdEncoding.EncodeToString(kept)
-	}
-	return b.String(), b64
-}
-
-func writeValid(b *strings.Builder, p []byte) bool {
-	if utf8.Valid(p) {
-		b.Write(p)
-		return true
-	}
-	for len(p) > 0 {
-		r, n := utf8.DecodeRune(p)
-		if r == utf8.RuneError && n <= 1 {
-			b.WriteRune(utf8.RuneError)
-			p = p[1:]
-			continue
-		}
-		b.Write(p[:n])
-		p = p[n:]
-	}
-	return false
 }
 
 func nonNil(s []string) []string {
