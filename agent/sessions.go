@@ -3,9 +3,10 @@ package agent
 import (
 	"context"
 	"fmt"
-	"github.com/forgebox/forgebox/sandbox"
 	"strings"
 	"time"
+
+	"github.com/forgebox/forgebox/sandbox"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -135,33 +136,20 @@ func (s *server) shellExec(ctx context.Context, req *mcp.CallToolRequest, in She
 		return textResult("command is empty or holds a NUL byte", true), ShellExecOutput{}, nil
 	}
 	t := Target{Line: in.Command, Dir: s.cwd(sess.ID)}
-	approved := false
-	var d *policy.Decision
-	if answer, ok := s.answered(req, t); ok {
-		if _, refused := s.grant(ctx, t, answer); refused != nil {
-			out := ShellExecOutput{Approval: refused, Blocked: &Blocked{Layer: "policy rule", Message: refused.Message, Hint: refused.How}}
-			return textResult("NOT APPROVED: "+refused.Message, true), out, nil
+	g, err := s.gate(ctx, req, t, "")
+	switch {
+	case err != nil:
+		return textResult("forgebox could not judge the command: "+err.Error(), true), ShellExecOutput{}, nil
+	case g.asking != nil:
+		return g.asking, ShellExecOutput{}, nil
+	case g.stop != nil:
+		if g.denied {
+			s.record(SessionCommand{PTYSession: sess.ID, Command: t.Line, Cwd: t.Dir, Decision: g.decision, Started: time.Now(), Denied: true})
 		}
-		approved = true
-		d, _ = s.c.Backend.Check(ctx, t)
-	} else {
-		if d, err = s.c.Backend.Check(ctx, t); err != nil {
-			return textResult("forgebox could not judge the command: "+err.Error(), true), ShellExecOutput{}, nil
-		}
-		switch {
-		case d.Action == policy.Deny:
-			out := ShellExecOutput{Decision: verdict(d), Blocked: &Blocked{Layer: "policy rule",
-				Message: "denied by forgebox's policy: " + reasonsOf(d), Hint: "do not retry this command or a variant of it; do the task another way, or ask the person"}}
-			s.record(SessionCommand{PTYSession: sess.ID, Command: t.Line, Cwd: t.Dir, Decision: d, Started: time.Now(), Denied: true})
-			return textResult("DENIED: "+oneLine(in.Command, 80)+"\n"+out.Blocked.Message, true), out, nil
-		case d.Action == policy.Ask && canElicit(req):
-			return s.askPerson(t, d, ""), ShellExecOutput{}, nil
-		case d.Action == policy.Ask:
-			need := s.approvalNeeded(t, d)
-			out := ShellExecOutput{Approval: need, Decision: verdict(d), Blocked: &Blocked{Layer: "policy rule", Message: need.Message, Hint: need.How}}
-			return textResult("NEEDS APPROVAL: "+oneLine(in.Command, 80)+"\n"+need.Message+"\nhint: "+need.How, true), out, nil
-		}
+		out := ShellExecOutput{Approval: g.stop.Approval, Decision: g.stop.Decision, Blocked: g.stop.Blocked}
+		return textResult(stoppedText(in.Command, *g.stop), true), out, nil
 	}
+	d, approved := g.decision, g.approved
 	timeout, _ := s.timeout(in.TimeoutMS)
 	start := time.Now()
 	res, err := sess.Exec(ctx, in.Command, timeout)
@@ -216,29 +204,19 @@ func (s *server) shellSend(ctx context.Context, req *mcp.CallToolRequest, in She
 				"or use shell_exec. Keys and partial input are for a program that holds the terminal.", true), Done{}, nil
 		}
 		t := Target{Line: line, Dir: s.cwd(sess.ID)}
-		approved := false
-		var d *policy.Decision
-		if answer, ok := s.answered(req, t); ok {
-			if _, refused := s.grant(ctx, t, answer); refused != nil {
-				return textResult("NOT APPROVED: "+refused.Message, true), Done{}, nil
+		g, err := s.gate(ctx, req, t, "")
+		switch {
+		case err != nil:
+			return textResult("forgebox could not judge the command: "+err.Error(), true), Done{}, nil
+		case g.asking != nil:
+			return g.asking, Done{}, nil
+		case g.stop != nil:
+			if g.denied {
+				s.record(SessionCommand{PTYSession: sess.ID, Command: line, Cwd: t.Dir, Decision: g.decision, Started: time.Now(), Denied: true})
 			}
-			approved = true
-			d, _ = s.c.Backend.Check(ctx, t)
-		} else {
-			if d, err = s.c.Backend.Check(ctx, t); err != nil {
-				return textResult("forgebox could not judge the command: "+err.Error(), true), Done{}, nil
-			}
-			switch {
-			case d.Action == policy.Deny:
-				s.record(SessionCommand{PTYSession: sess.ID, Command: line, Cwd: t.Dir, Decision: d, Started: time.Now(), Denied: true})
-				return textResult("DENIED: "+oneLine(line, 80)+"\ndenied by forgebox's policy: "+reasonsOf(d), true), Done{}, nil
-			case d.Action == policy.Ask && canElicit(req):
-				return s.askPerson(t, d, ""), Done{}, nil
-			case d.Action == policy.Ask:
-				need := s.approvalNeeded(t, d)
-				return textResult("NEEDS APPROVAL: "+oneLine(line, 80)+"\n"+need.Message+"\nhint: "+need.How, true), Done{}, nil
-			}
+			return textResult(stoppedText(line, *g.stop), true), Done{}, nil
 		}
+		d, approved := g.decision, g.approved
 		// Onto an empty line: Ctrl-E then Ctrl-U clear whatever readline
 		// holds, so the line that runs is the line judged.
 		input = "{Ctrl-E}{Ctrl-U}" + in.Input
@@ -361,4 +339,14 @@ func (s *server) checkWorkspace() ([]sandbox.Quarantined, []string) {
 		return nil, nil
 	}
 	return s.c.CheckWorkspace()
+}
+
+// stoppedText tells the model why a command typed into a session did not
+// run.
+func stoppedText(line string, out CommandOutput) string {
+	text := summary(line, out) + "\n" + out.Blocked.Message
+	if out.Approval != nil {
+		text += "\nhint: " + out.Blocked.Hint
+	}
+	return text
 }

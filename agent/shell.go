@@ -134,41 +134,76 @@ func (s *server) runShell(ctx context.Context, req *mcp.CallToolRequest, in RunS
 	return s.commandResult(in.Command, out), out, nil
 }
 
-// runJudged runs a command through the backend, asking a person when the
-// judge wants an approval, and explains what stopped it. When the client
-// can ask its user, the first call returns asking: a result that asks the
-// client for the person's answer (MCP elicitation, as a multi-round-trip
-// input request); the client calls again with the answer.
+// runJudged runs a command through the backend once the gate let it
+// through, and explains what stopped it. When the client can ask its
+// user, asking is a result that asks the client for the person's answer
+// (MCP elicitation, as a multi-round-trip input request); the client calls
+// again with the answer.
 func (s *server) runJudged(ctx context.Context, req *mcp.CallToolRequest, r RunRequest, why string) (out CommandOutput, asking *mcp.CallToolResult) {
-	if answer, ok := s.answered(req, r.Target); ok {
-		scope, refused := s.grant(ctx, r.Target, answer)
-		if refused != nil {
-			return CommandOutput{Approval: refused, Blocked: &Blocked{Layer: "policy rule", Message: refused.Message, Hint: refused.How}}, nil
-		}
-		r.Yes = scope == policy.Once
-		return s.run(ctx, r), nil
+	g, err := s.gate(ctx, req, r.Target, why)
+	switch {
+	case err != nil:
+		return forgeboxFailed(fmt.Errorf("judge the command: %w", err)), nil
+	case g.asking != nil:
+		return CommandOutput{}, g.asking
+	case g.stop != nil:
+		return *g.stop, nil
 	}
+	r.Yes = g.approved
 	res, err := s.c.Backend.Run(ctx, r)
 	if err != nil {
 		return forgeboxFailed(err), nil
 	}
-	if res.Error == nil || res.Error.Code != "approval_required" {
-		return s.commandOutput(res), nil
-	}
-	if canElicit(req) {
-		return CommandOutput{}, s.askPerson(r.Target, res.Decision, why)
-	}
-	need := s.approvalNeeded(r.Target, res.Decision)
-	return CommandOutput{Approval: need, Decision: verdict(res.Decision),
-		Blocked: &Blocked{Layer: "policy rule", Message: need.Message, Hint: need.How}}, nil
+	return s.commandOutput(res), nil
 }
 
-func (s *server) run(ctx context.Context, r RunRequest) CommandOutput {
-	res, err := s.c.Backend.Run(ctx, r)
-	if err != nil {
-		return forgeboxFailed(err)
+// gated is what the gate made of a command: it runs (stop and asking
+// nil), or stop says why it does not, or asking asks the person.
+type gated struct {
+	decision *policy.Decision
+	// approved: a person approved it for this call.
+	approved bool
+	// denied: the decision refuses it (it is recorded as such).
+	denied bool
+	stop   *CommandOutput
+	asking *mcp.CallToolResult
+}
+
+// gate is the one way every tool decides whether a command runs: the
+// person's answer, if this call carries one, is carried out; then the
+// judge's decision goes through policy.Decision.Next, the gate the
+// command line and the hook use too.
+func (s *server) gate(ctx context.Context, req *mcp.CallToolRequest, t Target, why string) (gated, error) {
+	var g gated
+	if answer, ok := s.answered(req, t); ok {
+		_, refused := s.grant(ctx, t, answer)
+		if refused != nil {
+			g.stop = &CommandOutput{Approval: refused, Blocked: &Blocked{Layer: "policy rule", Message: refused.Message, Hint: refused.How}}
+			return g, nil
+		}
+		g.approved = true
 	}
-	return s.commandOutput(res)
+	d, err := s.c.Backend.Check(ctx, t)
+	if err != nil {
+		return g, err
+	}
+	g.decision = d
+	switch d.Next(g.approved) {
+	case policy.Proceed:
+		return g, nil
+	case policy.Refuse:
+		g.denied = true
+		g.stop = &CommandOutput{Decision: verdict(d), Blocked: &Blocked{Layer: "policy rule",
+			Message: "denied by forgebox's policy: " + reasonsOf(d), Hint: "do not retry this command or a variant of it; do the task another way, or ask the person"}}
+		return g, nil
+	}
+	if canElicit(req) {
+		g.asking = s.askPerson(t, d, why)
+		return g, nil
+	}
+	need := s.approvalNeeded(t, d)
+	g.stop = &CommandOutput{Approval: need, Decision: verdict(d), Blocked: &Blocked{Layer: "policy rule", Message: need.Message, Hint: need.How}}
+	return g, nil
 }
 
 func forgeboxFailed(err error) CommandOutput {
@@ -223,11 +258,11 @@ func (s *server) refusal(res RunResult) *Blocked {
 	return b
 }
 
-// diagnose names the sandbox layer behind a failure that ran into one,
-// from the signs it leaves: the kernel's error messages in stderr, an OOM
-// kill, a timeout.
+// diagnose names the sandbox layer behind a failure from what the run
+// reported as data: a timeout, an OOM kill, the limit on processes, a
+// connection the allowlist refused. It never reads the command's output:
+// a program may print anything.
 func (s *server) diagnose(res RunResult) *Blocked {
-	stderr := res.Stderr
 	refused := refusedConnection(res)
 	switch {
 	case res.IdleTimedOut:
@@ -243,25 +278,9 @@ func (s *server) diagnose(res RunResult) *Blocked {
 		return nil
 	case refused != nil:
 		return &Blocked{Layer: "network", Message: "forgebox's network allowlist refused a connection: " + refused.Reason, Hint: networkHint(refused)}
-	case strings.Contains(stderr, "Read-only file system"):
-		return &Blocked{Layer: "landlock", Message: "the command tried to write outside the workspace",
-			Hint: fmt.Sprintf("writes outside the workspace are blocked; the workspace is %s (use it, or /tmp, which is private to the command)", s.c.Workspace)}
-	case containsAny(stderr, "Could not resolve host", "Temporary failure in name resolution", "Name or service not known",
-		"Network is unreachable", "No address associated with hostname", "getaddrinfo", "Failed to establish a new connection"):
-		hint := "the network is off for commands in this server; work offline (vendored or cached dependencies), or ask the person"
-		if res.Enforced != nil && res.Enforced.Network == sandbox.NetAllow {
-			hint = "only the hosts this server allows are reachable, and only through its proxy (HTTPS_PROXY, HTTP_PROXY and ALL_PROXY are set): a program that resolves names or connects by itself reaches nothing; use one that honours the proxy variables"
-		}
-		return &Blocked{Layer: "network", Message: "the command could not reach the network", Hint: hint}
 	case res.Usage != nil && res.Usage.ForksRefused != nil && *res.Usage.ForksRefused > 0:
 		return &Blocked{Layer: "limit", Message: "the command hit forgebox's limit on processes",
 			Hint: "start fewer processes or threads at once"}
-	case strings.Contains(stderr, "Operation not permitted"):
-		return &Blocked{Layer: "seccomp", Message: "an operation was refused (Operation not permitted)",
-			Hint: "forgebox refuses system calls that could escape the sandbox (mount, ptrace, unshare, namespaces, kernel keyrings, io_uring...); do the task without them"}
-	case strings.Contains(stderr, "Permission denied"):
-		return &Blocked{Layer: "landlock", Message: "a path was not accessible (Permission denied)",
-			Hint: fmt.Sprintf("secrets and host sockets are hidden, and protected workspace files (.git/hooks, .envrc, editor settings) are read-only; the workspace is %s", s.c.Workspace)}
 	}
 	return nil
 }
@@ -291,15 +310,6 @@ func refusedConnection(res RunResult) *sandbox.Connection {
 		}
 	}
 	return nil
-}
-
-func containsAny(s string, subs ...string) bool {
-	for _, sub := range subs {
-		if strings.Contains(s, sub) {
-			return true
-		}
-	}
-	return false
 }
 
 // commandResult renders a command's outcome: a line for people, then the
