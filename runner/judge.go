@@ -1,8 +1,7 @@
-package main
+package runner
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -14,54 +13,44 @@ import (
 	"github.com/forgebox/forgebox/policy"
 )
 
-// policyOpts are the flags that choose what a command is judged against.
-type policyOpts struct {
-	file      string // --policy: the user's configuration, instead of the XDG one
-	workspace string // --workspace
-	session   string // --session, else $FORGEBOX_SESSION
+// PolicyOptions choose what a command is judged against.
+type PolicyOptions struct {
+	File      string // --policy: the user's configuration, instead of the XDG one
+	Workspace string // --workspace
+	Session   string // --session, else $FORGEBOX_SESSION
 }
 
-// register declares --policy and --session, and --workspace when the
-// command has no --workspace of its own.
-func (o *policyOpts) register(fs *flag.FlagSet, workspace bool) {
-	fs.StringVar(&o.file, "policy", "", "judge with the configuration `FILE` instead of ~/.config/forgebox/config.json")
-	fs.StringVar(&o.session, "session", "", "the session `ID` whose approvals apply (default: $FORGEBOX_SESSION)")
-	if workspace {
-		fs.StringVar(&o.workspace, "workspace", "", "judge as if the project `DIR` were the workspace (default: the current directory)")
-	}
-}
-
-// host is what the loading reads of the process's surroundings, passed
+// Host is what the loading reads of the process's surroundings, passed
 // explicitly so that tests can stand in for it.
-type host struct {
-	getenv func(string) string
-	cwd    string
-	home   string
+type Host struct {
+	Getenv func(string) string
+	Cwd    string
+	Home   string
 }
 
-func currentHost() (host, error) {
+func CurrentHost() (Host, error) {
 	cwd, err := os.Getwd()
 	if err != nil {
-		return host{}, fmt.Errorf("tell the current directory: %w", err)
+		return Host{}, fmt.Errorf("tell the current directory: %w", err)
 	}
 	home, _ := os.UserHomeDir()
-	return host{getenv: os.Getenv, cwd: cwd, home: home}, nil
+	return Host{Getenv: os.Getenv, Cwd: cwd, Home: home}, nil
 }
 
 // xdg returns an XDG base directory: $env when it is absolute (the
 // specification says to ignore a relative one), else ~/fallback.
-func (h host) xdg(env, fallback string) (string, error) {
-	if d := h.getenv(env); filepath.IsAbs(d) {
+func (h Host) xdg(env, fallback string) (string, error) {
+	if d := h.Getenv(env); filepath.IsAbs(d) {
 		return filepath.Clean(d), nil
 	}
-	if h.home == "" {
+	if h.Home == "" {
 		return "", fmt.Errorf("find $%s: it is unset and so is $HOME", env)
 	}
-	return filepath.Join(h.home, fallback), nil
+	return filepath.Join(h.Home, fallback), nil
 }
 
 // userConfigPath is the user's configuration file.
-func (h host) userConfigPath() (string, error) {
+func (h Host) userConfigPath() (string, error) {
 	dir, err := h.xdg("XDG_CONFIG_HOME", ".config")
 	if err != nil {
 		return "", err
@@ -70,7 +59,7 @@ func (h host) userConfigPath() (string, error) {
 }
 
 // sessionDir holds the session approval stores.
-func (h host) sessionDir() (string, error) {
+func (h Host) sessionDir() (string, error) {
 	dir, err := h.xdg("XDG_STATE_HOME", filepath.Join(".local", "state"))
 	if err != nil {
 		return "", err
@@ -78,62 +67,62 @@ func (h host) sessionDir() (string, error) {
 	return filepath.Join(dir, "forgebox", "sessions"), nil
 }
 
-// configFile is one configuration file the policy was read from.
-type configFile struct {
+// ConfigFile is one configuration file the policy was read from.
+type ConfigFile struct {
 	Path string `json:"path"`
 	// Role is user, workspace, or user_in_workspace (a user configuration
 	// that lies in the workspace and so only tightens).
 	Role string `json:"role"`
 }
 
-// judgeSetup is everything judging a command needs, read from the host.
-type judgeSetup struct {
-	engine *policy.Engine
-	ctx    *policy.Context
-	files  []configFile
+// Judge is everything judging a command needs, read from the host.
+type Judge struct {
+	Engine *policy.Engine
+	Ctx    *policy.Context
+	Files  []ConfigFile
 	// userConfig is the file "always" approvals are written to; noAlways
 	// says why they may not be, when they may not.
-	userConfig string
-	noAlways   string
-	sessionID  string
+	UserConfig string
+	NoAlways   string
+	SessionID  string
 	// store is the session's approvals; nil without a session ID or when
 	// it lies in the workspace (noStore says so).
-	store    *sessionStore
-	noStore  string
-	warnings []string
+	Store    *SessionStore
+	NoStore  string
+	Warnings []string
 }
 
 // loadJudge reads the configuration files and the session's approvals and
 // builds the judge's context, for run, check and policy alike.
-func loadJudge(h host, o policyOpts) (*judgeSetup, error) {
-	s := &judgeSetup{}
-	ctx, err := judgeContext(h, o.workspace)
+func LoadJudge(h Host, o PolicyOptions) (*Judge, error) {
+	s := &Judge{}
+	ctx, err := JudgeContext(h, o.Workspace)
 	if err != nil {
 		return nil, err
 	}
-	s.ctx = ctx
-	pol, err := s.loadUser(h, o.file)
+	s.Ctx = ctx
+	pol, err := s.loadUser(h, o.File)
 	if err != nil {
 		return nil, err
 	}
 	wsPath := filepath.Join(ctx.Workspace, ".forgebox", "config.json")
-	data, err := readSmallFile(wsPath)
+	data, err := ReadSmallFile(wsPath)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 	case err != nil:
 		return nil, fmt.Errorf("read the workspace configuration: %w", err)
 	default:
-		ws, err := parseConfig(wsPath, data)
+		ws, err := ParseConfig(wsPath, data)
 		if err != nil {
 			return nil, err
 		}
 		var warnings []string
 		pol, warnings = pol.Tighten(ws)
-		s.warnings = append(s.warnings, warnings...)
-		s.files = append(s.files, configFile{Path: wsPath, Role: "workspace"})
+		s.Warnings = append(s.Warnings, warnings...)
+		s.Files = append(s.Files, ConfigFile{Path: wsPath, Role: "workspace"})
 	}
-	s.engine = policy.New(pol)
-	if err := s.loadSession(h, o.session); err != nil {
+	s.Engine = policy.New(pol)
+	if err := s.loadSession(h, o.Session); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -141,43 +130,43 @@ func loadJudge(h host, o policyOpts) (*judgeSetup, error) {
 
 // loadUser reads the user's configuration: --policy FILE, which must
 // exist, or the XDG one, whose absence means the defaults.
-func (s *judgeSetup) loadUser(h host, file string) (*policy.Policy, error) {
+func (s *Judge) loadUser(h Host, file string) (*policy.Policy, error) {
 	real, err := userConfigFile(h, file)
 	if err != nil {
 		return nil, err
 	}
-	s.userConfig = real
-	inWorkspace := pathtree.Within(real, s.ctx.Workspace)
+	s.UserConfig = real
+	inWorkspace := pathtree.Within(real, s.Ctx.Workspace)
 	if inWorkspace {
-		s.noAlways = fmt.Sprintf("the configuration file %s is inside the workspace, where the command could rewrite it", real)
+		s.NoAlways = fmt.Sprintf("the configuration file %s is inside the workspace, where the command could rewrite it", real)
 	}
-	data, err := readSmallFile(real)
+	data, err := ReadSmallFile(real)
 	if errors.Is(err, fs.ErrNotExist) && file == "" {
 		return policy.Default(), nil
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read the configuration: %w", err)
 	}
-	pol, err := parseConfig(real, data)
+	pol, err := ParseConfig(real, data)
 	if err != nil {
 		return nil, err
 	}
 	if !inWorkspace {
-		s.files = append(s.files, configFile{Path: real, Role: "user"})
+		s.Files = append(s.Files, ConfigFile{Path: real, Role: "user"})
 		return pol, nil
 	}
 	// The agent can write the workspace: a file there may only tighten.
-	s.warnings = append(s.warnings, fmt.Sprintf("%s is inside the workspace %s: it can only tighten the policy", real, s.ctx.Workspace))
-	s.files = append(s.files, configFile{Path: real, Role: "user_in_workspace"})
+	s.Warnings = append(s.Warnings, fmt.Sprintf("%s is inside the workspace %s: it can only tighten the policy", real, s.Ctx.Workspace))
+	s.Files = append(s.Files, ConfigFile{Path: real, Role: "user_in_workspace"})
 	tight, warnings := policy.Default().Tighten(pol)
-	s.warnings = append(s.warnings, warnings...)
+	s.Warnings = append(s.Warnings, warnings...)
 	return tight, nil
 }
 
 // userConfigFile is the file "always" approvals are written to: --policy
 // FILE or the XDG one, where it really is (renaming a new file over a
 // symbolic link would replace the link).
-func userConfigFile(h host, file string) (string, error) {
+func userConfigFile(h Host, file string) (string, error) {
 	path := file
 	if path == "" {
 		p, err := h.userConfigPath()
@@ -186,48 +175,48 @@ func userConfigFile(h host, file string) (string, error) {
 		}
 		path = p
 	} else if !filepath.IsAbs(path) {
-		path = filepath.Join(h.cwd, path)
+		path = filepath.Join(h.Cwd, path)
 	}
-	return resolvePath(path), nil
+	return ResolvePath(path), nil
 }
 
 // loadSession finds the session's store and reads its approvals.
-func (s *judgeSetup) loadSession(h host, id string) error {
+func (s *Judge) loadSession(h Host, id string) error {
 	if id == "" {
-		id = h.getenv("FORGEBOX_SESSION")
+		id = h.Getenv("FORGEBOX_SESSION")
 	}
 	if id == "" {
 		return nil
 	}
-	if err := validSessionID(id); err != nil {
+	if err := ValidSessionID(id); err != nil {
 		return err
 	}
-	s.sessionID = id
+	s.SessionID = id
 	dir, err := h.sessionDir()
 	if err != nil {
 		return err
 	}
-	st := newSessionStore(resolvePath(dir), id)
-	if pathtree.Within(st.path, s.ctx.Workspace) {
-		s.noStore = fmt.Sprintf("the session store %s is inside the workspace, where the command could write approvals", st.path)
-		s.warnings = append(s.warnings, s.noStore+": its approvals are ignored")
+	st := NewSessionStore(ResolvePath(dir), id)
+	if pathtree.Within(st.path, s.Ctx.Workspace) {
+		s.NoStore = fmt.Sprintf("the session store %s is inside the workspace, where the command could write approvals", st.path)
+		s.Warnings = append(s.Warnings, s.NoStore+": its approvals are ignored")
 		return nil
 	}
-	rules, err := st.load()
+	rules, err := st.Load()
 	if err != nil {
 		return err
 	}
-	s.store = st
-	s.ctx.Session = rules
+	s.Store = st
+	s.Ctx.Session = rules
 	return nil
 }
 
-// judgeContext is what the judge knows of the place the command runs in,
+// JudgeContext is what the judge knows of the place the command runs in,
 // resolved the way forgebox run resolves it: the workspace absolute with
 // its symbolic links resolved, the command starting in the current
 // directory when that lies in the workspace, else in the workspace.
-func judgeContext(h host, workspace string) (*policy.Context, error) {
-	cwd := resolvePath(h.cwd)
+func JudgeContext(h Host, workspace string) (*policy.Context, error) {
+	cwd := ResolvePath(h.Cwd)
 	ws := workspace
 	if ws == "" {
 		ws = cwd
@@ -248,18 +237,18 @@ func judgeContext(h host, workspace string) (*policy.Context, error) {
 	if pathtree.Within(cwd, real) {
 		ctx.Cwd = cwd
 	}
-	if h.home != "" {
-		ctx.Home = resolvePath(h.home)
+	if h.Home != "" {
+		ctx.Home = ResolvePath(h.Home)
 	}
 	temps := []string{"/tmp", "/var/tmp"}
-	if t := h.getenv("TMPDIR"); filepath.IsAbs(t) {
+	if t := h.Getenv("TMPDIR"); filepath.IsAbs(t) {
 		temps = append(temps, filepath.Clean(t))
 	}
 	for _, t := range temps {
 		ctx.TempDirs = appendNew(ctx.TempDirs, t)
 		// On some systems /tmp is a link (/private/tmp on macOS): the
 		// command may name either.
-		ctx.TempDirs = appendNew(ctx.TempDirs, resolvePath(t))
+		ctx.TempDirs = appendNew(ctx.TempDirs, ResolvePath(t))
 	}
 	return ctx, nil
 }
@@ -273,9 +262,9 @@ func appendNew(list []string, s string) []string {
 	return append(list, s)
 }
 
-// resolvePath resolves the symbolic links of the longest part of p that
+// ResolvePath resolves the symbolic links of the longest part of p that
 // exists: a file that is yet to be written is judged by where it will be.
-func resolvePath(p string) string {
+func ResolvePath(p string) string {
 	p = filepath.Clean(p)
 	var rest []string
 	for {
@@ -291,13 +280,13 @@ func resolvePath(p string) string {
 	}
 }
 
-// readSmallFile reads a configuration or approval file that someone else
+// ReadSmallFile reads a configuration or approval file that someone else
 // may have planted: a symbolic link in its place, a FIFO (which would block
 // the open) or a device (/dev/zero, which never ends) is refused, and so is
 // anything over policy.MaxConfigBytes. The file is checked before it is
 // opened, opened without blocking, and checked again through the open
 // descriptor, so that swapping it in between is noticed.
-func readSmallFile(path string) ([]byte, error) {
+func ReadSmallFile(path string) ([]byte, error) {
 	before, err := os.Lstat(path)
 	if err != nil {
 		return nil, err

@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"errors"
@@ -13,7 +13,7 @@ import (
 )
 
 // fakeHost is a home with a workspace in it, and no environment but env.
-func fakeHost(t *testing.T, env map[string]string) (host, string) {
+func fakeHost(t *testing.T, env map[string]string) (Host, string) {
 	t.Helper()
 	root := t.TempDir()
 	// The temporary directory may lie behind a symbolic link (macOS).
@@ -26,7 +26,7 @@ func fakeHost(t *testing.T, env map[string]string) (host, string) {
 	get := func(k string) string {
 		return strings.ReplaceAll(env[k], "$ROOT", root)
 	}
-	return host{getenv: get, cwd: ws, home: home}, root
+	return Host{Getenv: get, Cwd: ws, Home: home}, root
 }
 
 func writeFile(t *testing.T, p, content string) {
@@ -63,7 +63,7 @@ func TestXDGPaths(t *testing.T) {
 			}
 		})
 	}
-	if _, err := (host{getenv: func(string) string { return "" }}).userConfigPath(); err == nil {
+	if _, err := (Host{Getenv: func(string) string { return "" }}).userConfigPath(); err == nil {
 		t.Errorf("userConfigPath() without $HOME or $XDG_CONFIG_HOME = nil error; want one")
 	}
 }
@@ -86,7 +86,7 @@ func TestLoadJudge(t *testing.T) {
 		err      string // a substring of the error
 		noAlways bool
 	}{
-		{name: "no file: the defaults", ok: policy.Ask, no: policy.Ask, roles: ""},
+		{name: "no File: the defaults", ok: policy.Ask, no: policy.Ask, roles: ""},
 		{name: "the user's file", files: map[string]string{"home/.config/forgebox/config.json": rules},
 			ok: policy.Allow, no: policy.Deny, roles: "user"},
 		{name: "XDG_CONFIG_HOME", env: map[string]string{"XDG_CONFIG_HOME": "$ROOT/xdg"},
@@ -130,34 +130,34 @@ func TestLoadJudge(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			js, err := loadJudge(h, policyOpts{file: tt.policy})
+			js, err := LoadJudge(h, PolicyOptions{File: tt.policy})
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("loadJudge() = %v; want an error with %q", err, tt.err)
+					t.Fatalf("LoadJudge() = %v; want an error with %q", err, tt.err)
 				}
 				return
 			}
 			if err != nil {
-				t.Fatalf("loadJudge() = %v", err)
+				t.Fatalf("LoadJudge() = %v", err)
 			}
 			var roles []string
-			for _, f := range js.files {
+			for _, f := range js.Files {
 				roles = append(roles, f.Role)
 			}
 			if got := strings.Join(roles, ","); got != tt.roles {
 				t.Errorf("roles = %q; want %q", got, tt.roles)
 			}
-			if got := js.engine.DecideLine(js.ctx, "frobnicate --ok").Action; got != tt.ok {
+			if got := js.Engine.DecideLine(js.Ctx, "frobnicate --ok").Action; got != tt.ok {
 				t.Errorf("Decide(%q) = %v, want %v", "frobnicate --ok", got, tt.ok)
 			}
-			if got := js.engine.DecideLine(js.ctx, "frobnicate --no").Action; got != tt.no {
+			if got := js.Engine.DecideLine(js.Ctx, "frobnicate --no").Action; got != tt.no {
 				t.Errorf("Decide(%q) = %v, want %v", "frobnicate --no", got, tt.no)
 			}
-			if w := strings.Join(js.warnings, "\n"); !strings.Contains(w, tt.warn) || (tt.warn == "" && w != "") {
+			if w := strings.Join(js.Warnings, "\n"); !strings.Contains(w, tt.warn) || (tt.warn == "" && w != "") {
 				t.Errorf("warnings = %q; want %q", w, tt.warn)
 			}
-			if (js.noAlways != "") != tt.noAlways {
-				t.Errorf("noAlways = %q; want set: %v", js.noAlways, tt.noAlways)
+			if (js.NoAlways != "") != tt.noAlways {
+				t.Errorf("noAlways = %q; want set: %v", js.NoAlways, tt.noAlways)
 			}
 		})
 	}
@@ -200,23 +200,23 @@ func TestWorkspaceConfigRefusals(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, root := fakeHost(t, nil)
-			p := filepath.Join(h.cwd, ".forgebox", "config.json")
+			p := filepath.Join(h.Cwd, ".forgebox", "config.json")
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
 			}
 			tt.plant(t, p, root)
 			done := make(chan error, 1)
 			go func() {
-				_, err := loadJudge(h, policyOpts{})
+				_, err := LoadJudge(h, PolicyOptions{})
 				done <- err
 			}()
 			select {
 			case err := <-done:
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Errorf("loadJudge() with a %s as the workspace configuration = %v; want an error with %q", tt.name, err, tt.err)
+					t.Errorf("LoadJudge() with a %s as the workspace configuration = %v; want an error with %q", tt.name, err, tt.err)
 				}
 			case <-time.After(10 * time.Second):
-				t.Fatalf("loadJudge() with a %s as the workspace configuration hangs", tt.name)
+				t.Fatalf("LoadJudge() with a %s as the workspace configuration hangs", tt.name)
 			}
 		})
 	}
@@ -226,15 +226,15 @@ func TestReadSmallFile(t *testing.T) {
 	dir := t.TempDir()
 	ok := filepath.Join(dir, "ok.json")
 	writeFile(t, ok, "{}")
-	if b, err := readSmallFile(ok); err != nil || string(b) != "{}" {
-		t.Errorf("readSmallFile(regular) = %q, %v", b, err)
+	if b, err := ReadSmallFile(ok); err != nil || string(b) != "{}" {
+		t.Errorf("ReadSmallFile(regular) = %q, %v", b, err)
 	}
-	if _, err := readSmallFile(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("readSmallFile(missing) = %v; want ErrNotExist", err)
+	if _, err := ReadSmallFile(filepath.Join(dir, "missing")); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("ReadSmallFile(missing) = %v; want ErrNotExist", err)
 	}
 	if _, err := os.Stat("/dev/zero"); err == nil {
-		if _, err := readSmallFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
-			t.Errorf("readSmallFile(/dev/zero) = %v; want a refusal", err)
+		if _, err := ReadSmallFile("/dev/zero"); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("ReadSmallFile(/dev/zero) = %v; want a refusal", err)
 		}
 	}
 }
@@ -242,7 +242,7 @@ func TestReadSmallFile(t *testing.T) {
 func TestJudgeContext(t *testing.T) {
 	h, root := fakeHost(t, map[string]string{"TMPDIR": "$ROOT/tmp"})
 	link := filepath.Join(root, "link")
-	if err := os.Symlink(h.cwd, link); err != nil {
+	if err := os.Symlink(h.Cwd, link); err != nil {
 		t.Fatal(err)
 	}
 	other := filepath.Join(root, "other")
@@ -254,29 +254,29 @@ func TestJudgeContext(t *testing.T) {
 		ws, wantCwd          string
 		err                  string
 	}{
-		{"default", h.cwd, "", h.cwd, h.cwd, ""},
-		{"through a link", link, "", h.cwd, h.cwd, ""},
-		{"relative", h.home, "proj", h.cwd, h.cwd, ""},
+		{"default", h.Cwd, "", h.Cwd, h.Cwd, ""},
+		{"through a link", link, "", h.Cwd, h.Cwd, ""},
+		{"relative", h.Home, "proj", h.Cwd, h.Cwd, ""},
 		// The command starts in the workspace when the current directory
 		// lies outside it, as forgebox run starts it.
-		{"cwd outside", other, link, h.cwd, h.cwd, ""},
-		{"missing", h.cwd, "nope", "", "", "does not exist"},
-		{"file", h.cwd, "../../root-file", "", "", "not a directory"},
+		{"cwd outside", other, link, h.Cwd, h.Cwd, ""},
+		{"missing", h.Cwd, "nope", "", "", "does not exist"},
+		{"file", h.Cwd, "../../root-file", "", "", "not a directory"},
 	}
 	writeFile(t, filepath.Join(root, "root-file"), "x")
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			hh := h
-			hh.cwd = tt.cwd
-			ctx, err := judgeContext(hh, tt.workspace)
+			hh.Cwd = tt.cwd
+			ctx, err := JudgeContext(hh, tt.workspace)
 			if tt.err != "" {
 				if err == nil || !strings.Contains(err.Error(), tt.err) {
-					t.Fatalf("judgeContext(%q) = %v; want an error with %q", tt.workspace, err, tt.err)
+					t.Fatalf("JudgeContext(%q) = %v; want an error with %q", tt.workspace, err, tt.err)
 				}
 				return
 			}
 			if err != nil || ctx.Workspace != tt.ws || ctx.Cwd != tt.wantCwd {
-				t.Fatalf("judgeContext(%q) = %+v, %v; want workspace %s, cwd %s", tt.workspace, ctx, err, tt.ws, tt.wantCwd)
+				t.Fatalf("JudgeContext(%q) = %+v, %v; want workspace %s, cwd %s", tt.workspace, ctx, err, tt.ws, tt.wantCwd)
 			}
 			want := []string{"/tmp", "/var/tmp", filepath.Join(root, "tmp")}
 			for _, w := range want {
@@ -284,8 +284,8 @@ func TestJudgeContext(t *testing.T) {
 					t.Errorf("TempDirs = %v; want %s among them", ctx.TempDirs, w)
 				}
 			}
-			if ctx.Home != h.home {
-				t.Errorf("Home = %q; want %q", ctx.Home, h.home)
+			if ctx.Home != h.Home {
+				t.Errorf("Home = %q; want %q", ctx.Home, h.Home)
 			}
 		})
 	}
@@ -300,8 +300,8 @@ func TestResolvePath(t *testing.T) {
 	if err := os.Symlink(filepath.Join(dir, "real"), filepath.Join(dir, "link")); err != nil {
 		t.Fatal(err)
 	}
-	got := resolvePath(filepath.Join(dir, "link", "not", "yet.json"))
+	got := ResolvePath(filepath.Join(dir, "link", "not", "yet.json"))
 	if want := filepath.Join(dir, "real", "not", "yet.json"); got != want {
-		t.Errorf("resolvePath() = %q, want %q", got, want)
+		t.Errorf("ResolvePath() = %q, want %q", got, want)
 	}
 }

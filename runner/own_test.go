@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"slices"
@@ -24,9 +24,9 @@ func TestOwnPaths(t *testing.T) {
 			"/p/h.db", "/p/h.db-wal", "/p/h.db-shm", "/p/h.db-journal", "/p/h.db.spool/",
 			"/p/e.db", "/p/e.db-wal", "/p/e.db-shm", "/p/e.db-journal", "/p/e.db.spool/"}},
 	} {
-		got := ownPaths(host{getenv: env(tc.env), cwd: "/w", home: "/h"}, tc.policy, tc.hdb)
+		got := OwnPaths(Host{Getenv: env(tc.env), Cwd: "/w", Home: "/h"}, tc.policy, tc.hdb)
 		if !slices.Equal(got, tc.want) {
-			t.Errorf("ownPaths(%s) = %q, want %q", tc.name, got, tc.want)
+			t.Errorf("OwnPaths(%s) = %q, want %q", tc.name, got, tc.want)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package runner
 
 import (
 	"cmp"
@@ -14,7 +14,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/forgebox/forgebox/agent"
 	"github.com/forgebox/forgebox/history"
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
@@ -27,9 +26,6 @@ const (
 	// historyTimeout bounds each history step: a locked or stuck database
 	// must not hold forgebox's exit, nor the command's exit code.
 	historyTimeout = 3 * time.Second
-	// keptOutput is what the history keeps of each output stream, its
-	// first and last halves.
-	keptOutput = 32 << 10
 )
 
 // recorder writes one run to the history without slowing the run down:
@@ -87,24 +83,23 @@ type verdict struct {
 	errCode string
 }
 
-// startRecorder begins recording a run of forgebox run with these
-// arguments and flags; it returns at once. It returns nil when recording
-// is off by flag.
-func (e env) startRecorder(f runFlags, args []string, spec sandbox.Spec) *recorder {
-	if f.noHistory {
+// startRecorder begins recording the run req asks for; it returns at
+// once. It returns nil when recording is off.
+func startRecorder(req *Request, spec sandbox.Spec) *recorder {
+	if req.History.Off {
 		return nil
 	}
 	r := &recorder{
 		verdicts: make(chan verdict, 1), ready: make(chan struct{}),
 		launched: make(chan struct{}), ending: make(chan struct{}), synced: make(chan error, 1),
 	}
-	go r.background(f, args, spec)
+	go r.background(req, spec)
 	return r
 }
 
-// historyPath is the database a command uses: --history-db, else
+// HistoryPath is the database a command uses: --history-db, else
 // $FORGEBOX_HISTORY_DB, else the XDG state directory's.
-func historyPath(flagValue string) (string, error) {
+func HistoryPath(flagValue string) (string, error) {
 	if flagValue == "" {
 		return history.DefaultPath()
 	}
@@ -113,16 +108,16 @@ func historyPath(flagValue string) (string, error) {
 
 // background gathers what the row needs while the judge decides, then
 // opens the database and writes the row.
-func (r *recorder) background(f runFlags, args []string, spec sandbox.Spec) {
+func (r *recorder) background(req *Request, spec sandbox.Spec) {
 	defer close(r.ready)
-	row, secrets := runFacts(f, args, spec)
+	row, secrets := runFacts(req, spec)
 	redact := history.NewRedactor(secrets)
 	v := <-r.verdicts
 	if v.skip {
 		return
 	}
 	if v.settings == nil {
-		s, where, err := historySettings(f.pol, f.workspace)
+		s, where, err := HistorySettings(req.Host, req.Policy)
 		if err != nil {
 			r.warn("read the configuration's history settings: %v; this run is not recorded", err)
 			return
@@ -134,12 +129,12 @@ func (r *recorder) background(f runFlags, args []string, spec sandbox.Spec) {
 		return
 	}
 	v.fill(row)
-	path, err := historyPath(f.historyDB)
+	path, err := HistoryPath(req.History.DB)
 	if err != nil {
 		r.warn("%v; this run is not recorded", err)
 		return
 	}
-	sp, err := history.OpenSpool(path, historyOptions(redact))
+	sp, err := history.OpenSpool(path, StoreOptions(redact))
 	if err != nil {
 		r.warn("%v; this run is not recorded", err)
 		return
@@ -217,29 +212,24 @@ func (r *recorder) launch(e sandbox.Enforced) {
 // takes 4-6 KiB: its running row and its completion).
 const ingestAt = 256 << 10
 
-// historyOptions open the history; the store redacts what it writes with
+// StoreOptions open the history; the store redacts what it writes with
 // redact, and marks a running row abandoned once its forgebox is gone.
-func historyOptions(redact *history.Redactor) history.Options {
+func StoreOptions(redact *history.Redactor) history.Options {
 	return history.Options{Alive: history.ProcessAlive, Redact: redact}
 }
 
-// historySettings reads the history section of the configuration that
+// HistorySettings reads the history section of the configuration that
 // forgebox run would judge with, and where the command would run.
-func historySettings(o policyOpts, workspace string) (policy.History, *policy.Context, error) {
-	h, err := currentHost()
+func HistorySettings(h Host, o PolicyOptions) (policy.History, *policy.Context, error) {
+	js, err := LoadJudge(h, o)
 	if err != nil {
 		return policy.History{}, nil, err
 	}
-	o.workspace = workspace
-	js, err := loadJudge(h, o)
-	if err != nil {
-		return policy.History{}, nil, err
-	}
-	return js.engine.Policy().History, js.ctx, nil
+	return js.Engine.Policy().History, js.Ctx, nil
 }
 
-// keepLimits are the retention bounds of the settings, defaults filled in.
-func keepLimits(s policy.History) (days, rows int) {
+// KeepLimits are the retention bounds of the settings, defaults filled in.
+func KeepLimits(s policy.History) (days, rows int) {
 	days, rows = s.KeepDays, s.KeepRows
 	if days <= 0 {
 		days = defaultKeepDays
@@ -254,12 +244,12 @@ func keepLimits(s policy.History) (days, rows int) {
 // what is past the retention bounds, in the background while the command
 // runs; complete waits for it, within its deadline.
 func (r *recorder) startIngest(path string, redact *history.Redactor) {
-	days, rows := keepLimits(r.settings)
+	days, rows := KeepLimits(r.settings)
 	ctx, cancel := context.WithTimeout(context.Background(), historyTimeout)
 	r.pruned, r.pruneCancel = make(chan struct{}), cancel
 	go func() {
 		defer close(r.pruned)
-		store, warnings, err := history.Open(ctx, path, historyOptions(redact))
+		store, warnings, err := history.Open(ctx, path, StoreOptions(redact))
 		// Running out of time here is contention (other runs ingest the
 		// same spool at once): this run's row is spooled and waits for the
 		// next open, so nothing is lost and there is nothing to say.
@@ -362,9 +352,9 @@ func (r *recorder) finish(res *sandbox.Result, kept bool) (*string, []string) {
 
 // failed completes the row of a run forgebox could not start: its exit
 // code is forgebox's (125, 126, 127).
-func (r *recorder) failed(info agent.Error, code int) (*string, []string) {
+func (r *recorder) failed(errCode string, code int) (*string, []string) {
 	return r.complete(func(row *history.Run, end time.Time) {
-		row.Status, row.ErrorCode = history.StatusFailed, info.Code
+		row.Status, row.ErrorCode = history.StatusFailed, errCode
 		row.ExitCode, row.EndedAt = &code, &end
 	})
 }
@@ -428,11 +418,11 @@ func (r *recorder) complete(fill func(*history.Run, time.Time)) (*string, []stri
 func (v verdict) fill(row *history.Run) {
 	row.Status = v.status
 	var d *policy.Decision
-	var g grant
+	var g Grant
 	if v.j != nil {
-		d, g = v.j.decision, v.j.grant
+		d, g = v.j.decision, v.j.Grant
 	}
-	row.Permission, row.Scope = permissionStatus(d, g)
+	row.Permission, row.Scope = PermissionStatus(d, g)
 	if v.where != nil {
 		row.Cwd, row.Workspace = v.where.Cwd, v.where.Workspace
 	}
@@ -450,19 +440,19 @@ func (v verdict) fill(row *history.Run) {
 	}
 }
 
-// grant is how a command that asked was approved, if it was.
-type grant struct {
-	asked, approved bool
-	scope           policy.Scope
+// Grant is how a command that asked was approved, if it was.
+type Grant struct {
+	Asked, Approved bool
+	Scope           policy.Scope
 }
 
-// permissionStatus says how the decision was reached: the history's
+// PermissionStatus says how the decision was reached: the history's
 // permission_status and permission_scope.
-func permissionStatus(d *policy.Decision, g grant) (status, scope string) {
+func PermissionStatus(d *policy.Decision, g Grant) (status, scope string) {
 	switch {
 	case d == nil:
 		return history.PermNotJudged, ""
-	case d.Action == policy.Deny || d.Level == policy.R4:
+	case d.Next(false) == policy.Refuse:
 		return history.PermDenied, ""
 	case d.Action == policy.Allow && d.Rule != nil && d.Rule.Kind == "allow":
 		if d.Rule.Source == "session" {
@@ -471,8 +461,8 @@ func permissionStatus(d *policy.Decision, g grant) (status, scope string) {
 		return history.PermGranted, "permanent"
 	case d.Action == policy.Allow:
 		return history.PermAutoApproved, ""
-	case g.approved:
-		return history.PermAskedApproved, scopeName(g.scope)
+	case g.Approved:
+		return history.PermAskedApproved, scopeName(g.Scope)
 	}
 	return history.PermAskedDenied, ""
 }
@@ -486,14 +476,14 @@ func scopeName(s policy.Scope) string {
 
 // runFacts is the row of a run as far as it is known before the judge
 // decides, and the secret values the redactor must hide.
-func runFacts(f runFlags, args []string, spec sandbox.Spec) (*history.Run, []string) {
+func runFacts(req *Request, spec sandbox.Spec) (*history.Run, []string) {
 	row := &history.Run{
-		Command: f.command, Argv: f.argvOrNil(spec.Argv),
+		Command: spec.Command, Argv: argvOrNil(spec),
 		Cwd: spec.Dir, Workspace: spec.Workspace,
-		Args:      args,
+		Args:      req.History.Args,
 		Status:    history.StatusRunning,
 		StartedAt: time.Now(),
-		Version:   version,
+		Version:   req.History.Version,
 	}
 	row.Host, _ = os.Hostname()
 	if u, err := user.Current(); err == nil {
@@ -501,7 +491,7 @@ func runFacts(f runFlags, args []string, spec sandbox.Spec) (*history.Run, []str
 	} else {
 		row.User = strconv.Itoa(os.Getuid())
 	}
-	if id := cmp.Or(f.pol.session, os.Getenv("FORGEBOX_SESSION")); validSessionID(id) == nil {
+	if id := cmp.Or(req.Policy.Session, req.Host.Getenv("FORGEBOX_SESSION")); ValidSessionID(id) == nil {
 		row.SessionID = id
 	}
 	env, withheld, _ := sandbox.CommandEnv(spec)
@@ -543,7 +533,7 @@ func completeRow(row *history.Run, res *sandbox.Result, end time.Time, kept bool
 	row.Signal, row.TimedOut, row.OOMKilled = res.Signal, res.TimedOut, res.OOMKilled
 	row.OutputKept = kept
 	if len(res.Connections) > 0 || res.ConnectionsOmitted > 0 {
-		if b, err := json.Marshal(networkRecord{res.Connections, res.ConnectionsOmitted}); err == nil {
+		if b, err := json.Marshal(NetworkRecord{res.Connections, res.ConnectionsOmitted}); err == nil {
 			row.Network = b
 		}
 	}
@@ -556,8 +546,8 @@ func completeRow(row *history.Run, res *sandbox.Result, end time.Time, kept bool
 	}
 }
 
-// networkRecord is what the history keeps of a run's connections.
-type networkRecord struct {
+// NetworkRecord is what the history keeps of a run's connections.
+type NetworkRecord struct {
 	Connections []sandbox.Connection `json:"connections"`
 	Omitted     int                  `json:"omitted,omitempty"`
 }
@@ -566,7 +556,7 @@ type networkRecord struct {
 // bytes, the first and last halves, as text.
 func keptText(c sandbox.Captured) (string, int64, bool) {
 	kept := clip(c, keptOutput)
-	text, _ := agent.Text(kept)
+	text, _ := kept.Text()
 	return text, c.Total, kept.Omitted > 0
 }
 
@@ -596,13 +586,10 @@ func runeStart(p []byte, i int) int {
 	return i
 }
 
-// historyWarnings prints the history's warnings, each once.
-func (e env) historyWarnings(ws []string) {
-	seen := map[string]bool{}
-	for _, w := range ws {
-		if !seen[w] {
-			seen[w] = true
-			e.errorf("warning: %s", w)
-		}
-	}
+// FillRow puts into row what the judge decided and how an ask was
+// approved, with its status, as a run's own record has them: for the
+// commands a shell session runs, which forgebox records beside the
+// session's run.
+func FillRow(row *history.Run, status string, d *policy.Decision, g Grant) {
+	verdict{status: status, j: &judged{decision: d, Grant: g}}.fill(row)
 }

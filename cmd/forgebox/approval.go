@@ -1,233 +1,18 @@
 package main
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"encoding/json"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/runner"
 	"github.com/forgebox/forgebox/shellquote"
 )
-
-// maxSessionID bounds a session ID; it is only hashed into a file name,
-// but it is printed in hints and stored in the file.
-const maxSessionID = 128
-
-// validSessionID accepts 1-128 characters of [A-Za-z0-9._:@-]: enough for
-// UUIDs, host:pid and user@task, nothing a shell or a path would read.
-func validSessionID(id string) error {
-	if id == "" || len(id) > maxSessionID {
-		return fmt.Errorf("invalid session ID %q: it must be 1 to %d characters long", truncate(id, 40), maxSessionID)
-	}
-	for _, c := range id {
-		switch {
-		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', strings.ContainsRune("._:@-", c):
-		default:
-			return fmt.Errorf("invalid session ID %q: it may hold only letters, digits and . _ : @ -", truncate(id, 40))
-		}
-	}
-	return nil
-}
-
-func truncate(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
-}
-
-// sessionStore is the file holding one session's approvals.
-type sessionStore struct {
-	id   string
-	path string
-}
-
-// sessionFile is the store's content.
-type sessionFile struct {
-	Session string        `json:"session"`
-	Rules   []policy.Rule `json:"rules"`
-}
-
-// newSessionStore names the store of a session in dir: the ID is hashed,
-// so that no ID can name a path, and long enough that two IDs never meet.
-func newSessionStore(dir, id string) *sessionStore {
-	sum := sha256.Sum256([]byte(id))
-	return &sessionStore{id: id, path: filepath.Join(dir, hex.EncodeToString(sum[:])[:32]+".json")}
-}
-
-// load returns the session's approvals; a store not yet written has none.
-func (s *sessionStore) load() ([]policy.Rule, error) {
-	data, err := readSmallFile(s.path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the approvals of session %s: %w", s.id, err)
-	}
-	var f sessionFile
-	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("read the approvals of session %s in %s: %w", s.id, s.path, err)
-	}
-	if f.Session != s.id {
-		return nil, fmt.Errorf("read the approvals of session %s: %s belongs to session %q", s.id, s.path, f.Session)
-	}
-	for i := range f.Rules {
-		f.Rules[i].Source = "session"
-	}
-	return f.Rules, nil
-}
-
-// add records approvals, each once.
-func (s *sessionStore) add(rules []policy.Rule) error {
-	old, err := s.load()
-	if err != nil {
-		return err
-	}
-	for _, r := range rules {
-		r.Scope = policy.Session
-		if !slices.ContainsFunc(old, func(o policy.Rule) bool { return sameRule(o, r) }) {
-			old = append(old, r)
-		}
-	}
-	return s.save(old)
-}
-
-// remove drops the approvals drop selects and returns them.
-func (s *sessionStore) remove(drop func(policy.Rule) bool) ([]policy.Rule, error) {
-	old, err := s.load()
-	if err != nil {
-		return nil, err
-	}
-	var kept, removed []policy.Rule
-	for _, r := range old {
-		if drop(r) {
-			removed = append(removed, r)
-		} else {
-			kept = append(kept, r)
-		}
-	}
-	if len(removed) == 0 {
-		return nil, nil
-	}
-	return removed, s.save(kept)
-}
-
-func (s *sessionStore) save(rules []policy.Rule) error {
-	if rules == nil {
-		rules = []policy.Rule{}
-	}
-	data, err := json.MarshalIndent(sessionFile{Session: s.id, Rules: rules}, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode the approvals of session %s: %w", s.id, err)
-	}
-	if err := writeFileAtomic(s.path, append(data, '\n')); err != nil {
-		return fmt.Errorf("record the approvals of session %s: %w", s.id, err)
-	}
-	return nil
-}
-
-func sameRule(a, b policy.Rule) bool {
-	return a.Text() == b.Text() && (a.Command != "") == (b.Command != "")
-}
-
-// writeFileAtomic replaces path with data: readers see the old file or the
-// new one, never a part, and a crash leaves one of them. Directories it
-// creates are private (0700), and so is the file (0600): approvals say
-// what may run unasked.
-func writeFileAtomic(path string, data []byte) error {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fmt.Errorf("create directory %s: %w", dir, err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("create a temporary file in %s: %w", dir, err)
-	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if err := tmp.Chmod(0o600); err != nil {
-		return fmt.Errorf("chmod %s: %w", tmp.Name(), err)
-	}
-	if _, err := tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", tmp.Name(), err)
-	}
-	// The data must be on disk before the rename makes it the file, or a
-	// crash could leave an empty file under the real name.
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("sync %s: %w", tmp.Name(), err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("close %s: %w", tmp.Name(), err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		done = true
-		return fmt.Errorf("rename %s to %s: %w", tmp.Name(), path, err)
-	}
-	done = true
-	// The rename itself is durable once the directory is synced; not every
-	// system can sync a directory, and the file is complete either way.
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-	return nil
-}
-
-// recordAlways adds approvals to the user's configuration file as allow
-// rules, creating the file if need be.
-func recordAlways(path string, rules []policy.Rule) error {
-	data, err := readSmallFile(path)
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("read the configuration: %w", err)
-	}
-	for _, r := range rules {
-		r.Scope = policy.Always
-		if data, err = policy.AddRule(path, data, "allow", r); err != nil {
-			return fmt.Errorf("add the rule %q to %s: %w", r.Text(), path, err)
-		}
-	}
-	if err := writeFileAtomic(path, data); err != nil {
-		return fmt.Errorf("write the configuration: %w", err)
-	}
-	return nil
-}
-
-// revokeAlways removes from the user's configuration the allow rules that
-// approvals wrote (those with "added") and drop selects.
-func revokeAlways(path string, drop func(policy.Rule) bool) ([]policy.Rule, error) {
-	data, err := readSmallFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("read the configuration: %w", err)
-	}
-	out, removed, err := policy.RemoveRules(path, data, func(kind string, r policy.Rule) bool {
-		return kind == "allow" && r.Added != "" && drop(r)
-	})
-	if err != nil || len(removed) == 0 {
-		return nil, err
-	}
-	if err := writeFileAtomic(path, out); err != nil {
-		return nil, fmt.Errorf("write the configuration: %w", err)
-	}
-	return removed, nil
-}
 
 // maxAnswer bounds what is read of an answer to the prompt.
 const maxAnswer = 256
@@ -379,17 +164,24 @@ func approvalHint(d *policy.Decision, line string, argv []string, session string
 	return "approve it " + strings.Join(ways, "; ")
 }
 
+// terminal asks the person at the terminal forgebox runs in.
+type terminal struct{ e env }
+
+func (t terminal) Ask(_ context.Context, q runner.Question) (policy.Scope, bool) {
+	return t.e.approveAtTerminal(q.Judge, q.Decision, truncate(q.What, 200))
+}
+
 // approveAtTerminal asks the person and records a session or standing
 // approval. It reports whether the command may run, and the scope of the
 // approval that took effect (once, when recording a wider one failed).
-func (e env) approveAtTerminal(js *judgeSetup, d *policy.Decision, what string) (policy.Scope, bool) {
+func (e env) approveAtTerminal(js *runner.Judge, d *policy.Decision, what string) (policy.Scope, bool) {
 	var offered []policy.Scope
 	note := ""
 	for _, s := range d.Scopes {
 		switch {
-		case s == policy.Session && js.noStore != "":
-			note = js.noStore
-		case s == policy.Session && js.store == nil:
+		case s == policy.Session && js.NoStore != "":
+			note = js.NoStore
+		case s == policy.Session && js.Store == nil:
 			note = "to approve it for this session, set FORGEBOX_SESSION or pass --session ID"
 		default:
 			offered = append(offered, s)
@@ -399,28 +191,26 @@ func (e env) approveAtTerminal(js *judgeSetup, d *policy.Decision, what string) 
 	if !ok {
 		return 0, false
 	}
-	today := time.Now().Format(time.DateOnly)
-	switch scope {
-	case policy.Session:
-		if err := js.store.add(d.ApprovalRules(today)); err != nil {
-			e.errorf("cannot record the approval for session %s: %v; running it once", js.sessionID, err)
-			scope = policy.Once
-		} else {
-			e.errorf("approved for session %s", js.sessionID)
-		}
-	case policy.Always:
-		switch {
-		case js.noAlways != "":
-			e.errorf("cannot record the approval for good: %s; running it once", js.noAlways)
-			scope = policy.Once
-		default:
-			if err := recordAlways(js.userConfig, d.ApprovalRules(today)); err != nil {
-				e.errorf("cannot record the approval for good: %v; running it once", err)
-				scope = policy.Once
-			} else {
-				e.errorf("approved for good: the rule is in %s (forgebox policy revoke removes it)", js.userConfig)
-			}
-		}
+	_, err := js.Approve(d, scope, time.Now())
+	switch {
+	case scope == policy.Session && err != nil:
+		e.errorf("cannot record the approval for session %s: %v; running it once", js.SessionID, err)
+		scope = policy.Once
+	case scope == policy.Session:
+		e.errorf("approved for session %s", js.SessionID)
+	case scope == policy.Always && err != nil:
+		e.errorf("cannot record the approval for good: %v; running it once", err)
+		scope = policy.Once
+	case scope == policy.Always:
+		e.errorf("approved for good: the rule is in %s (forgebox policy revoke removes it)", js.UserConfig)
 	}
 	return scope, true
+}
+
+// truncate shortens s to n bytes and marks the cut.
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/runner"
 )
 
 const checkUsage = `Usage:
@@ -61,15 +62,15 @@ func parseTarget(line string, args, rest []string, bareLine bool) (judgeTarget, 
 	return judgeTarget{argv: rest}, nil
 }
 
-func (t judgeTarget) decide(js *judgeSetup) *policy.Decision {
+func (t judgeTarget) decide(js *runner.Judge) *policy.Decision {
 	if t.argv != nil {
-		return js.engine.DecideArgv(js.ctx, t.argv)
+		return js.Engine.DecideArgv(js.Ctx, t.argv)
 	}
-	return js.engine.DecideLine(js.ctx, t.line)
+	return js.Engine.DecideLine(js.Ctx, t.line)
 }
 
 // display is the command as the person would type it.
-func (t judgeTarget) display() string { return displayCommand(t.line, t.argv) }
+func (t judgeTarget) display() string { return runner.Display(t.line, t.argv) }
 
 func (e env) check(args []string) int {
 	var (
@@ -130,18 +131,18 @@ func (e env) check(args []string) int {
 
 // loadJudge loads the policy for check and policy, printing the warnings;
 // it returns nil and the exit code on failure.
-func (e env) loadJudge(o policyOpts) (*judgeSetup, int) {
-	h, err := currentHost()
+func (e env) loadJudge(o policyOpts) (*runner.Judge, int) {
+	h, err := runner.CurrentHost()
 	if err == nil {
-		var js *judgeSetup
-		if js, err = loadJudge(h, o); err == nil {
-			for _, w := range js.warnings {
+		var js *runner.Judge
+		if js, err = runner.LoadJudge(h, o.PolicyOptions); err == nil {
+			for _, w := range js.Warnings {
 				e.errorf("warning: %s", w)
 			}
 			return js, 0
 		}
 	}
-	info, code := explain(&policyError{err})
+	info, code := explain(&runner.PolicyError{Err: err})
 	msg := info.Message
 	if info.Hint != "" {
 		msg += "; " + info.Hint
@@ -154,7 +155,7 @@ func (e env) loadJudge(o policyOpts) (*judgeSetup, int) {
 // more input is waiting, so that a caller can write a line and wait for
 // its answer; a line longer than policy.MaxLineBytes is not kept whole
 // but answered as one (ask: too long to judge).
-func (e env) checkBatch(js *judgeSetup) int {
+func (e env) checkBatch(js *runner.Judge) int {
 	in := bufio.NewReaderSize(e.stdin, 64<<10)
 	out := bufio.NewWriterSize(e.stdout, 64<<10)
 	enc := json.NewEncoder(out)
@@ -179,7 +180,7 @@ func (e env) checkBatch(js *judgeSetup) int {
 			}
 			break
 		}
-		if err := enc.Encode(js.engine.DecideLine(js.ctx, batchLine(buf))); err != nil {
+		if err := enc.Encode(js.Engine.DecideLine(js.Ctx, batchLine(buf))); err != nil {
 			e.errorf("check: write the decisions: %v", err)
 			return exitForgebox
 		}
@@ -286,7 +287,7 @@ func oneLine(s string) string {
 type explained struct {
 	d       *policy.Decision
 	session string
-	files   []configFile
+	files   []runner.ConfigFile
 }
 
 // writeExplanation gives a readable account of a decision: each command

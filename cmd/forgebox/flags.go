@@ -1,12 +1,14 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"math"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/forgebox/forgebox/runner"
 	"github.com/forgebox/forgebox/sandbox"
 )
 
@@ -172,4 +174,17 @@ func humanBytes(n int64) string {
 		return fmt.Sprintf("%.1fMiB", float64(n)/(1<<20))
 	}
 	return fmt.Sprintf("%d bytes", n)
+}
+
+// policyOpts are the flags that choose what a command is judged against.
+type policyOpts struct{ runner.PolicyOptions }
+
+// register declares --policy and --session, and --workspace when the
+// command has no --workspace of its own.
+func (o *policyOpts) register(fs *flag.FlagSet, workspace bool) {
+	fs.StringVar(&o.File, "policy", "", "judge with the configuration `FILE` instead of ~/.config/forgebox/config.json")
+	fs.StringVar(&o.Session, "session", "", "the session `ID` whose approvals apply (default: $FORGEBOX_SESSION)")
+	if workspace {
+		fs.StringVar(&o.Workspace, "workspace", "", "judge as if the project `DIR` were the workspace (default: the current directory)")
+	}
 }

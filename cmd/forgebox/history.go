@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/forgebox/forgebox/history"
+	"github.com/forgebox/forgebox/runner"
 )
 
 const historyUsage = `Usage:
@@ -99,7 +100,7 @@ func (q *queryFlags) filter() (history.Filter, error) {
 		if err != nil {
 			return f, fmt.Errorf("--cwd %s: %w", q.cwd, err)
 		}
-		f.Cwd = resolvePath(abs)
+		f.Cwd = runner.ResolvePath(abs)
 	}
 	return f, nil
 }
@@ -219,7 +220,7 @@ func (e env) parseHistoryFlags(fs *flag.FlagSet, args []string) (pos []string, c
 // openHistory opens the database for a history command. It returns nil
 // and no error when there is no database yet: nothing was recorded.
 func (e env) openHistory(ctx context.Context, db string) (*history.Store, error) {
-	path, err := historyPath(db)
+	path, err := runner.HistoryPath(db)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +230,7 @@ func (e env) openHistory(ctx context.Context, db string) (*history.Store, error)
 		e.errorf("no history at %s: nothing was recorded there yet", path)
 		return nil, nil
 	}
-	st, warnings, err := history.Open(ctx, path, historyOptions(nil))
+	st, warnings, err := history.Open(ctx, path, runner.StoreOptions(nil))
 	for _, w := range warnings {
 		e.errorf("warning: history: %s", w)
 	}
@@ -451,12 +452,12 @@ func (e env) historyPrune(args []string) int {
 		return exitForgebox
 	}
 	if days == 0 || rows == 0 {
-		s, _, err := historySettings(policyOpts{}, "")
+		s, err := historySettings()
 		if err != nil {
 			e.errorf("history prune: %v; or give both --keep-days and --keep-rows", err)
 			return exitForgebox
 		}
-		d, r := keepLimits(s)
+		d, r := runner.KeepLimits(s)
 		if days == 0 {
 			days = d
 		}

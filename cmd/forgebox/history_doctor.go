@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/forgebox/forgebox/history"
+	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/runner"
 )
 
 // historyHealth is what forgebox doctor says of the history database. The
@@ -34,14 +36,14 @@ const doctorHistoryTimeout = 60 * time.Second
 // integrity check and counts the runs.
 func checkHistory() historyHealth {
 	h := historyHealth{Enabled: true}
-	settings, _, err := historySettings(policyOpts{}, "")
+	settings, err := historySettings()
 	switch {
 	case err != nil:
 		h.Warnings = append(h.Warnings, fmt.Sprintf("read the configuration: %v", err))
 	case settings.Enabled != nil && !*settings.Enabled:
 		h.Enabled = false
 	}
-	path, err := historyPath("")
+	path, err := runner.HistoryPath("")
 	if err != nil {
 		h.Problem = err.Error()
 		return h
@@ -56,7 +58,7 @@ func checkHistory() historyHealth {
 	h.Exists = true
 	ctx, cancel := context.WithTimeout(context.Background(), doctorHistoryTimeout)
 	defer cancel()
-	st, warnings, err := history.Open(ctx, path, historyOptions(nil))
+	st, warnings, err := history.Open(ctx, path, runner.StoreOptions(nil))
 	h.Warnings = append(h.Warnings, warnings...)
 	if err != nil {
 		h.Problem = err.Error()
@@ -103,4 +105,15 @@ func (h historyHealth) detail() string {
 		s += "; " + strings.Join(h.Warnings, "; ")
 	}
 	return s + " (optional)"
+}
+
+// historySettings are the history settings of the configuration forgebox
+// run would judge with here.
+func historySettings() (policy.History, error) {
+	h, err := runner.CurrentHost()
+	if err != nil {
+		return policy.History{}, err
+	}
+	s, _, err := runner.HistorySettings(h, runner.PolicyOptions{})
+	return s, err
 }

@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/forgebox/forgebox/history"
+	"github.com/forgebox/forgebox/runner"
 	"github.com/forgebox/forgebox/sandbox"
 	"github.com/forgebox/forgebox/shellquote"
 	"golang.org/x/term"
@@ -125,7 +126,7 @@ func commandText(r *history.Run) string {
 	if r.Command != "" {
 		return r.Command
 	}
-	return displayCommand("", r.Argv)
+	return runner.Display("", r.Argv)
 }
 
 // printable renders s on one line: line breaks, tabs and other control
@@ -167,7 +168,7 @@ func writeRun(w io.Writer, r *history.Run, loc *time.Location) {
 	if r.Command != "" {
 		field("command", r.Command)
 	} else {
-		field("argv", displayCommand("", r.Argv))
+		field("argv", runner.Display("", r.Argv))
 	}
 	field("status", r.Status)
 	if r.ExitCode != nil {
@@ -227,7 +228,7 @@ func writeRun(w io.Writer, r *history.Run, loc *time.Location) {
 			field("enforced", describeEnforced(en))
 		}
 	}
-	var nr networkRecord
+	var nr runner.NetworkRecord
 	if len(r.Network) > 0 && json.Unmarshal(r.Network, &nr) == nil && len(nr.Connections)+nr.Omitted > 0 {
 		fmt.Fprintln(w, "network:")
 		for _, c := range nr.Connections {

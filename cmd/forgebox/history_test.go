@@ -11,8 +11,6 @@ import (
 	"time"
 
 	"github.com/forgebox/forgebox/history"
-	"github.com/forgebox/forgebox/policy"
-	"github.com/forgebox/forgebox/sandbox"
 )
 
 func TestParseSince(t *testing.T) {
@@ -90,37 +88,6 @@ func TestParseID(t *testing.T) {
 	}
 }
 
-func TestPermissionStatus(t *testing.T) {
-	allow := func(r *policy.RuleRef) *policy.Decision {
-		return &policy.Decision{Action: policy.Allow, Level: policy.R0, Rule: r}
-	}
-	ask := &policy.Decision{Action: policy.Ask, Level: policy.R1, Rule: &policy.RuleRef{Kind: "threshold", Source: "default"}}
-	tests := []struct {
-		name          string
-		d             *policy.Decision
-		g             grant
-		status, scope string
-	}{
-		{"no judge", nil, grant{}, history.PermNotJudged, ""},
-		{"thresholds", allow(nil), grant{}, history.PermAutoApproved, ""},
-		{"allow rule", allow(&policy.RuleRef{Kind: "allow", Source: "/home/u/.config/forgebox/config.json", Pattern: "make *"}), grant{}, history.PermGranted, "permanent"},
-		{"session approval", allow(&policy.RuleRef{Kind: "allow", Source: "session", Pattern: "make deploy"}), grant{}, history.PermGranted, "session"},
-		{"denied", &policy.Decision{Action: policy.Deny, Level: policy.R4, Rule: &policy.RuleRef{Kind: "builtin"}}, grant{}, history.PermDenied, ""},
-		{"R4 whatever the action", &policy.Decision{Action: policy.Ask, Level: policy.R4}, grant{asked: true, approved: true}, history.PermDenied, ""},
-		{"--yes", ask, grant{asked: true, approved: true, scope: policy.Once}, history.PermAskedApproved, "once"},
-		{"session at the prompt", ask, grant{asked: true, approved: true, scope: policy.Session}, history.PermAskedApproved, "session"},
-		{"always at the prompt", ask, grant{asked: true, approved: true, scope: policy.Always}, history.PermAskedApproved, "permanent"},
-		{"no at the prompt", ask, grant{asked: true}, history.PermAskedDenied, ""},
-		{"no terminal", ask, grant{}, history.PermAskedDenied, ""},
-	}
-	for _, tt := range tests {
-		status, scope := permissionStatus(tt.d, tt.g)
-		if status != tt.status || scope != tt.scope {
-			t.Errorf("permissionStatus(%s) = %s, %q; want %s, %q", tt.name, status, scope, tt.status, tt.scope)
-		}
-	}
-}
-
 // Relative paths are recorded absolute, so that a rerun from the
 // recorded directory finds the same ones; nothing else changes.
 func TestRecordedArgs(t *testing.T) {
@@ -153,25 +120,6 @@ func TestRerunArgs(t *testing.T) {
 	want := []string{"--json", "--timeout", "5s", "--", "prog", "--yes"}
 	if !slices.Equal(got, want) {
 		t.Errorf("rerunArgs = %q; want %q", got, want)
-	}
-}
-
-func TestClip(t *testing.T) {
-	c := sandbox.Captured{Head: []byte("0123456789é"), Tail: []byte("ABCDEFGHIJ"), Total: 1000}
-	c.Omitted = c.Total - int64(len(c.Head)+len(c.Tail))
-	got := clip(c, 8)
-	if string(got.Head) != "0123" || string(got.Tail) != "GHIJ" || got.Total != 1000 || got.Omitted != 992 {
-		t.Errorf("clip = head %q tail %q total %d omitted %d", got.Head, got.Tail, got.Total, got.Omitted)
-	}
-	// A cut inside a character moves to its start.
-	c = sandbox.Captured{Head: []byte("ééééé"), Total: 10}
-	got = clip(c, 5)
-	if !strings.HasPrefix("ééééé", string(got.Head)) || got.Omitted != 10-int64(len(got.Head)+len(got.Tail)) || len(got.Head)%2 != 0 {
-		t.Errorf("clip inside a character = head %q tail %q", got.Head, got.Tail)
-	}
-	small := sandbox.Captured{Head: []byte("hi"), Total: 2}
-	if got := clip(small, 8); string(got.Head) != "hi" || got.Omitted != 0 {
-		t.Errorf("clip(small) = %+v", got)
 	}
 }
 

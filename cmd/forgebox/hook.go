@@ -15,6 +15,7 @@ import (
 
 	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/runner"
 	"github.com/forgebox/forgebox/shellquote"
 )
 
@@ -118,17 +119,17 @@ func (e env) hook(args []string) int {
 func (e env) hookBash(o hookOpts, in claudeInput) int {
 	js, err := loadHookJudge(o, in)
 	if err != nil {
-		info, _ := explain(&policyError{err})
+		info, _ := explain(&runner.PolicyError{Err: err})
 		msg := info.Message
 		if info.Hint != "" {
 			msg += "; " + info.Hint
 		}
 		return e.hookCannot(o, errors.New(msg))
 	}
-	for _, w := range js.warnings {
+	for _, w := range js.Warnings {
 		e.errorf("warning: %s", w)
 	}
-	d := js.engine.DecideLine(js.ctx, in.command)
+	d := js.Engine.DecideLine(js.Ctx, in.command)
 	exe, exeErr := os.Executable()
 	if exeErr == nil {
 		exe, exeErr = filepath.Abs(exe)
@@ -290,25 +291,25 @@ func jsonString(m map[string]json.RawMessage, key string) (string, error) {
 // loadHookJudge loads the policy as forgebox check would, from where
 // Claude Code runs the command: the hook's cwd, in the project's
 // workspace, with the Claude Code session's approvals.
-func loadHookJudge(o hookOpts, in claudeInput) (*judgeSetup, error) {
-	h, err := currentHost()
+func loadHookJudge(o hookOpts, in claudeInput) (*runner.Judge, error) {
+	h, err := runner.CurrentHost()
 	if err != nil {
 		return nil, err
 	}
 	if filepath.IsAbs(in.cwd) {
-		h.cwd = in.cwd
+		h.Cwd = in.cwd
 	}
 	p := o.pol
-	if p.workspace == "" {
+	if p.Workspace == "" {
 		// The Bash tool's cwd moves with cd; the project does not.
-		if dir := h.getenv("CLAUDE_PROJECT_DIR"); filepath.IsAbs(dir) && pathtree.Within(resolvePath(h.cwd), resolvePath(dir)) {
-			p.workspace = dir
+		if dir := h.Getenv("CLAUDE_PROJECT_DIR"); filepath.IsAbs(dir) && pathtree.Within(runner.ResolvePath(h.Cwd), runner.ResolvePath(dir)) {
+			p.Workspace = dir
 		}
 	}
-	if p.session == "" && in.sessionID != "" && validSessionID(in.sessionID) == nil {
-		p.session = in.sessionID
+	if p.Session == "" && in.sessionID != "" && runner.ValidSessionID(in.sessionID) == nil {
+		p.Session = in.sessionID
 	}
-	return loadJudge(h, p)
+	return runner.LoadJudge(h, p.PolicyOptions)
 }
 
 // claudeOutput is a PreToolUse hook's answer.
@@ -336,13 +337,14 @@ const maxReason = 4000
 
 // claudeAnswer turns the judge's decision into the hook's answer; with
 // --wrap, the command is rewritten to run inside forgebox.
-func claudeAnswer(o hookOpts, in claudeInput, js *judgeSetup, d *policy.Decision, exe string, exeErr error) claudeOutput {
-	if d.Action == policy.Deny || d.Level == policy.R4 {
+func claudeAnswer(o hookOpts, in claudeInput, js *runner.Judge, d *policy.Decision, exe string, exeErr error) claudeOutput {
+	next := d.Next(false)
+	if next == policy.Refuse {
 		return claudeSays("deny", fmt.Sprintf("forgebox denies this command: %s; rule: %s; %s",
 			flat(strings.Join(d.Reasons, "; ")), d.Rule, denyHint(d)))
 	}
 	var reason string
-	if d.Action == policy.Allow {
+	if next == policy.Proceed {
 		reason = fmt.Sprintf("forgebox allows it: risk %d of 10, %s, %s", d.Risk, d.Level, d.Category)
 		if d.Rule != nil {
 			reason += "; rule: " + d.Rule.String()
@@ -362,19 +364,19 @@ func claudeAnswer(o hookOpts, in claudeInput, js *judgeSetup, d *policy.Decision
 		return claudeSays("deny", fmt.Sprintf("forgebox cannot run this command in its sandbox: find the forgebox binary: %v", exeErr))
 	}
 	args := []string{}
-	if js.sessionID != "" {
-		args = append(args, "--session", js.sessionID)
+	if js.SessionID != "" {
+		args = append(args, "--session", js.SessionID)
 	}
-	args = append(args, "--workspace", js.ctx.Workspace)
-	if o.pol.file != "" {
-		args = append(args, "--policy", js.userConfig)
+	args = append(args, "--workspace", js.Ctx.Workspace)
+	if o.pol.File != "" {
+		args = append(args, "--policy", js.UserConfig)
 	}
-	if d.Action == policy.Ask {
+	if next == policy.AskPerson {
 		if claudePrompts(in.permissionMode) {
 			args = append(args, "--yes")
 			reason += "; if you approve it, it runs once inside forgebox's sandbox"
 		} else {
-			session := js.sessionID
+			session := js.SessionID
 			if session == "" {
 				session = "ID"
 			}

@@ -20,9 +20,11 @@ const module = "github.com/forgebox/forgebox"
 // and the agent share one run path instead of a leaf growing a second.
 // A package missing from the table fails the test: place it on purpose.
 var layers = map[string][]string{
-	"cmd/forgebox": {"agent", "cgroup", "files", "history", "netproxy", "policy", "probe", "sandbox", "session"},
+	"cmd/forgebox": {"agent", "cgroup", "files", "history", "netproxy", "policy", "probe", "runner", "sandbox", "session"},
 	"agent":        {"files", "policy", "sandbox", "session"},
-	"sandbox":      {"cgroup", "conpty_windows", "landlock", "netproxy", "seccomp"},
+	// One run from request to outcome: judge, ask, launch, record.
+	"runner":  {"history", "netproxy", "policy", "sandbox"},
+	"sandbox": {"cgroup", "conpty_windows", "landlock", "netproxy", "seccomp"},
 
 	"cgroup":         nil,
 	"conpty_windows": nil,

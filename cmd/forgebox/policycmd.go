@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/runner"
 )
 
 const policyUsage = `Usage:
@@ -98,9 +98,9 @@ func (r listedRule) MarshalJSON() ([]byte, error) {
 
 // policyListing is what forgebox policy list --json prints.
 type policyListing struct {
-	Files      []configFile `json:"files"`
-	UserConfig string       `json:"user_config"`
-	Mode       string       `json:"mode"`
+	Files      []runner.ConfigFile `json:"files"`
+	UserConfig string              `json:"user_config"`
+	Mode       string              `json:"mode"`
 	Thresholds struct {
 		AutoApprove    int `json:"auto_approve"`
 		SessionApprove int `json:"session_approve"`
@@ -142,21 +142,21 @@ func (e env) policyList(args []string) int {
 	if js == nil {
 		return code
 	}
-	p := js.engine.Policy()
-	l := policyListing{Files: js.files, UserConfig: js.userConfig, Mode: p.Mode.String(),
-		Allow: listed(p.Allow), Ask: listed(p.Ask), Deny: listed(p.Deny), Tighter: listed(p.Tighter), Warnings: js.warnings}
+	p := js.Engine.Policy()
+	l := policyListing{Files: js.Files, UserConfig: js.UserConfig, Mode: p.Mode.String(),
+		Allow: listed(p.Allow), Ask: listed(p.Ask), Deny: listed(p.Deny), Tighter: listed(p.Tighter), Warnings: js.Warnings}
 	if l.Files == nil {
-		l.Files = []configFile{}
+		l.Files = []runner.ConfigFile{}
 	}
 	if l.Warnings == nil {
 		l.Warnings = []string{}
 	}
 	t := p.Thresholds
 	l.Thresholds.AutoApprove, l.Thresholds.SessionApprove, l.Thresholds.AlwaysAsk, l.Thresholds.Block = t.AutoApprove, t.SessionApprove, t.AlwaysAsk, t.Block
-	if js.sessionID != "" {
-		l.Session = &sessionListing{ID: js.sessionID, Rules: listed(js.ctx.Session)}
-		if js.store != nil {
-			l.Session.Store = js.store.path
+	if js.SessionID != "" {
+		l.Session = &sessionListing{ID: js.SessionID, Rules: listed(js.Ctx.Session)}
+		if js.Store != nil {
+			l.Session.Store = js.Store.Path()
 		}
 	}
 	if *jsonOut {
@@ -257,7 +257,7 @@ func (e env) policyExplain(args []string) int {
 	if js == nil {
 		return code
 	}
-	writeExplanation(e.stdout, t, explained{d: t.decide(js), session: js.sessionID, files: js.files})
+	writeExplanation(e.stdout, t, explained{d: t.decide(js), session: js.SessionID, files: js.Files})
 	return 0
 }
 
@@ -279,7 +279,7 @@ func (e env) policyApprove(args []string) int {
 		e.errorf("policy approve: %v", err)
 		return exitForgebox
 	}
-	if always && o.session != "" {
+	if always && o.Session != "" {
 		e.errorf("policy approve: give --session ID or --always, not both")
 		return exitForgebox
 	}
@@ -290,10 +290,10 @@ func (e env) policyApprove(args []string) int {
 	d := t.decide(js)
 	what := truncate(t.display(), 200)
 	switch {
-	case d.Action == policy.Allow:
+	case d.Next(false) == policy.Proceed:
 		fmt.Fprintf(e.stdout, "nothing to approve: %s is allowed\n", what)
 		return 0
-	case d.Action == policy.Deny || d.Level == policy.R4:
+	case d.Next(false) == policy.Refuse:
 		e.errorf("policy approve: %s is denied, and no approval changes that: %s; %s", what, strings.Join(d.Reasons, "; "), denyHint(d))
 		return exitNotExecutable
 	}
@@ -301,36 +301,23 @@ func (e env) policyApprove(args []string) int {
 	if always {
 		scope = policy.Always
 	}
-	if !d.Offers(scope) {
+	if !d.Approvable(scope) {
 		e.errorf("policy approve: %s cannot be approved %s: it offers %s (level %s is %s); approve it once with forgebox run --yes",
 			what, scopeWords(scope), joinScopes(d.Scopes), d.Level, levelMeaning(d.Level))
 		return exitForgebox
 	}
-	rules := d.ApprovalRules(time.Now().Format(time.DateOnly))
-	if always {
-		if js.noAlways != "" {
-			e.errorf("policy approve: cannot record the approval for good: %s", js.noAlways)
-			return exitForgebox
-		}
-		if err := recordAlways(js.userConfig, rules); err != nil {
-			e.errorf("policy approve: %v", err)
-			return exitForgebox
-		}
-		fmt.Fprintf(e.stdout, "approved for good in %s:\n", js.userConfig)
-	} else {
-		switch {
-		case js.noStore != "":
-			e.errorf("policy approve: %s", js.noStore)
-			return exitForgebox
-		case js.store == nil:
-			e.errorf("policy approve: give --session ID (or set FORGEBOX_SESSION) for a session approval, or --always for a standing one")
-			return exitForgebox
-		}
-		if err := js.store.add(rules); err != nil {
-			e.errorf("policy approve: %v", err)
-			return exitForgebox
-		}
-		fmt.Fprintf(e.stdout, "approved for session %s:\n", js.sessionID)
+	rules, err := js.Approve(d, scope, time.Now())
+	switch {
+	case err != nil && always:
+		e.errorf("policy approve: cannot record the approval for good: %v", err)
+		return exitForgebox
+	case err != nil:
+		e.errorf("policy approve: %v", err)
+		return exitForgebox
+	case always:
+		fmt.Fprintf(e.stdout, "approved for good in %s:\n", js.UserConfig)
+	default:
+		fmt.Fprintf(e.stdout, "approved for session %s:\n", js.SessionID)
 	}
 	for _, r := range rules {
 		fmt.Fprintf(e.stdout, "  %s\n", describeRule(listedRule{Rule: r}))
@@ -366,60 +353,17 @@ func (e env) policyRevoke(args []string) int {
 		return exitForgebox
 	}
 	drop := func(r policy.Rule) bool { return all || r.Text() == pattern }
-	h, err := currentHost()
-	if err != nil {
-		e.errorf("policy revoke: %v", err)
-		return exitForgebox
-	}
-	ctx, err := judgeContext(h, o.workspace)
-	if err != nil {
-		e.errorf("policy revoke: %v", err)
-		return exitForgebox
-	}
+	h, err := runner.CurrentHost()
 	var (
 		removed []policy.Rule
 		where   string
 	)
-	// Only an explicit --session: a FORGEBOX_SESSION left in the
-	// environment must not turn a revocation of standing approvals into a
-	// no-op on a session.
-	if o.session != "" {
-		if err := validSessionID(o.session); err != nil {
-			e.errorf("policy revoke: %v", err)
-			return exitForgebox
-		}
-		dir, err := h.sessionDir()
-		if err != nil {
-			e.errorf("policy revoke: %v", err)
-			return exitForgebox
-		}
-		st := newSessionStore(resolvePath(dir), o.session)
-		if pathtree.Within(st.path, ctx.Workspace) {
-			e.errorf("policy revoke: the session store %s is inside the workspace; forgebox neither reads nor writes approvals there", st.path)
-			return exitForgebox
-		}
-		removed, err = st.remove(drop)
-		where = "session " + o.session
-		if err != nil {
-			e.errorf("policy revoke: %v", err)
-			return exitForgebox
-		}
-	} else {
-		path, err := userConfigFile(h, o.file)
-		if err != nil {
-			e.errorf("policy revoke: %v", err)
-			return exitForgebox
-		}
-		if pathtree.Within(path, ctx.Workspace) {
-			e.errorf("policy revoke: the configuration file %s is inside the workspace; forgebox does not write approvals there", path)
-			return exitForgebox
-		}
-		removed, err = revokeAlways(path, drop)
-		where = path
-		if err != nil {
-			e.errorf("policy revoke: %v", err)
-			return exitForgebox
-		}
+	if err == nil {
+		removed, where, err = runner.Revoke(h, o.PolicyOptions, drop)
+	}
+	if err != nil {
+		e.errorf("policy revoke: %v", err)
+		return exitForgebox
 	}
 	if len(removed) == 0 {
 		e.errorf("policy revoke: no approval to remove in %s (forgebox policy list shows them)", where)

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/forgebox/forgebox/runner"
 )
 
 // approve records what a later judgement honours; revoke takes it back.
@@ -79,7 +81,7 @@ func TestApprovalsNotInWorkspace(t *testing.T) {
 		t.Errorf("approve wrote into the workspace")
 	}
 	// A store planted there is not read.
-	writeFile(t, newSessionStore(filepath.Join(c.ws, "state", "forgebox", "sessions"), "s1").path,
+	writeFile(t, runner.NewSessionStore(filepath.Join(c.ws, "state", "forgebox", "sessions"), "s1").Path(),
 		`{"session": "s1", "rules": [{"command": "frobnicate"}]}`)
 	code, _, errOut = cli(t, "", "check", "--session", "s1", "-c", "frobnicate")
 	if code != 1 || !strings.Contains(errOut, "forgebox: warning: ") {

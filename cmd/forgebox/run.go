@@ -17,10 +17,9 @@ import (
 	"time"
 
 	"github.com/forgebox/forgebox/agent"
-	"github.com/forgebox/forgebox/history"
 	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/runner"
 	"github.com/forgebox/forgebox/sandbox"
-	"github.com/forgebox/forgebox/shellquote"
 	"golang.org/x/term"
 )
 
@@ -79,35 +78,24 @@ func (e env) run(args []string) int {
 	// Without the judge a configuration file still holds the network
 	// allowlist: --policy is taken for that, and refused where nothing of
 	// it applies.
-	if f.noPolicy && (f.yes || (f.pol.file != "" && f.network.mode != "allow")) {
+	if f.noPolicy && (f.yes || (f.pol.File != "" && f.network.mode != "allow")) {
 		return e.fail(f, sandbox.Invalidf("--no-policy skips the judge: --yes has nothing to apply to, nor has --policy unless --net allow reads its network section"))
 	}
 	spec, err := f.spec(argv)
 	if err != nil {
 		return e.fail(f, err)
 	}
-	// The history is opened and written beside the judge and the launch.
-	rec := e.startRecorder(f, recordedArgs(fs, args, spec.Dir), spec)
-	var j *judged
-	if !f.noPolicy {
-		var code int
-		if j, code = e.decide(f, argv, &spec, rec); j == nil {
-			return code
-		}
+	h, err := runner.CurrentHost()
+	if err != nil {
+		return e.fail(f, &runner.PolicyError{Err: err})
 	}
-	if f.noPolicy && spec.Network == sandbox.NetAllow {
-		// No judge, but the allowlist is in the configuration too.
-		var warnings []string
-		if spec.Allowlist, warnings, err = configuredAllowlist(f); err != nil {
-			rec.skip()
-			return e.fail(f, err)
-		}
-		for _, w := range warnings {
-			e.errorf("warning: %s", w)
-		}
+	req := f.request(spec, h)
+	req.History.Args = recordedArgs(fs, args, spec.Dir)
+	req.Warn = func(w string) { e.errorf("warning: %s", w) }
+	if !f.jsonOut && term.IsTerminal(int(e.stdin.Fd())) && term.IsTerminal(int(e.stderr.Fd())) {
+		req.Asker = terminal{e}
 	}
-	rec.judged(j)
-	st := sandbox.Streams{
+	req.Streams = sandbox.Streams{
 		Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr,
 		NoStdin:   f.noStdin,
 		Capture:   f.jsonOut,
@@ -115,16 +103,10 @@ func (e env) run(args []string) int {
 		PTY:       f.pty || (!f.noPTY && !f.jsonOut && term.IsTerminal(int(e.stdin.Fd()))),
 	}
 	if f.jsonOut && !f.maxOutput.set {
-		st.MaxOutput = sandbox.DefaultMaxOutput
+		req.Streams.MaxOutput = sandbox.DefaultMaxOutput
 	}
-	// The history keeps the output where forgebox sees it anyway; output
-	// handed over to the command is copied only with --keep-output, which
-	// costs throughput (see README, History).
-	kept := rec != nil && (st.Capture || f.keepOutput || !st.HandsOver())
-	if kept && !st.Capture {
-		st.Keep = keptOutput
-	}
-	// Forward signals to the command. The first Notify starts a locked OS
+	// Forward signals to the command, once it is judged (a signal at the
+	// approval prompt ends forgebox). The first Notify starts a locked OS
 	// thread (0.4 ms here): it runs beside the launch rather than before
 	// it; a signal in the meantime ends forgebox, and the sandbox with it.
 	// The command starts only once Launched returned, and Launched waits
@@ -133,25 +115,39 @@ func (e env) run(args []string) int {
 	// the process ends after the run.
 	sigs := make(chan os.Signal, 4)
 	notified := make(chan struct{})
-	go func() {
-		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
-		close(notified)
-	}()
-	st.Signals = sigs
-	st.Launched = func(e sandbox.Enforced) {
-		<-notified
-		rec.launch(e)
+	req.Streams.Signals = sigs
+	req.Judged = func() {
+		go func() {
+			signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+			close(notified)
+		}()
 	}
+	req.Streams.Launched = func(sandbox.Enforced) { <-notified }
 
-	res, err := sandbox.Run(context.Background(), spec, st)
-	if err != nil {
-		info, code := explain(err)
-		id, hw := rec.failed(info, code)
-		return e.failed(f, info, code, id, hw)
+	o := runner.Run(context.Background(), req)
+	switch {
+	case o.Err != nil:
+		info, code := explain(o.Err)
+		return e.failed(f, info, code, o)
+	case o.Stopped == runner.StopNotApproved:
+		e.errorf("not approved: %s did not run", truncate(runner.Display(f.command, argv), 200))
+		e.historyWarnings(o.HistoryWarnings)
+		return exitNotExecutable
+	case o.Stopped != "":
+		return e.refuse(f, argv, o)
 	}
-	id, hw := rec.finish(res, kept)
-	e.report(f, argv, spec, res, j, id, hw)
-	return res.ExitCode
+	e.report(f, argv, spec, o)
+	return o.Result.ExitCode
+}
+
+// request is the run the flags ask for.
+func (f *runFlags) request(spec sandbox.Spec, h runner.Host) runner.Request {
+	return runner.Request{
+		Spec: spec, Host: h,
+		Policy:   runner.PolicyOptions{File: f.pol.File, Workspace: f.workspace, Session: f.pol.Session},
+		NoPolicy: f.noPolicy, NetAllow: f.network.allow, Yes: f.yes,
+		History: runner.HistoryOptions{Off: f.noHistory, DB: f.historyDB, KeepOutput: f.keepOutput, Version: version},
+	}
 }
 
 // historyFlags declares the flags of forgebox run that concern the history.
@@ -196,7 +192,8 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 
 // report prints what the run left to say: the trace, the warnings, the
 // JSON result and why the command ended, if it did not exit by itself.
-func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.Result, j *judged, historyKey *string, historyWarnings []string) {
+func (e env) report(f runFlags, argv []string, spec sandbox.Spec, o *runner.Outcome) {
+	res := o.Result
 	if f.trace {
 		var prev time.Duration
 		for _, ph := range res.Timeline {
@@ -216,19 +213,12 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 			e.errorf("%s", line)
 		}
 	}
-	e.historyWarnings(historyWarnings)
+	e.historyWarnings(o.HistoryWarnings)
 	if f.jsonOut {
-		out := agent.FromResult(res)
-		out.HistoryKey = historyKey
-		out.Argv, out.Command, out.Cwd, out.Workspace = f.argvOrNil(argv), f.command, res.Cwd, res.Workspace
+		out, _ := outcomeJSON(o, f.command, argv)
 		if f.trace {
 			out.Timeline = res.Timeline
 		}
-		if j != nil {
-			out.Decision = j.decision
-			out.Warnings = append(out.Warnings, j.warnings...)
-		}
-		out.Warnings = append(out.Warnings, historyWarnings...)
 		if hint != "" {
 			out.Warnings = append(out.Warnings, hint)
 		}
@@ -246,6 +236,42 @@ func (e env) report(f runFlags, argv []string, spec sandbox.Spec, res *sandbox.R
 	case res.Signal != "" && !f.jsonOut && !res.OOMKilled:
 		e.errorf("the command was killed by %s", res.Signal)
 	}
+}
+
+// outcomeJSON is the JSON result of a run, as forgebox run --json prints
+// it and the MCP server reads it, and the exit code: what ran, or why it
+// did not.
+func outcomeJSON(o *runner.Outcome, line string, argv []string) (agent.RunResult, int) {
+	if line != "" {
+		argv = nil
+	}
+	var out agent.RunResult
+	code := exitNotExecutable
+	switch {
+	case o.Result != nil:
+		out = agent.FromResult(o.Result)
+		out.Cwd, out.Workspace = o.Result.Cwd, o.Result.Workspace
+		code = o.Result.ExitCode
+	case o.Stopped != "":
+		info, ap := refusal(o, line, argv)
+		out = agent.Failed(info, code)
+		out.Approval = ap
+	default:
+		var info agent.Error
+		info, code = explain(o.Err)
+		out = agent.Failed(info, code)
+	}
+	if o.Result != nil || o.Stopped != "" {
+		out.Argv, out.Command = argv, line
+		out.Decision = o.Decision
+		out.Warnings = append(out.Warnings, o.Warnings...)
+	}
+	if o.Result == nil && o.Where != nil && o.Stopped != "" {
+		out.Cwd, out.Workspace = o.Where.Cwd, o.Where.Workspace
+	}
+	out.HistoryKey = o.HistoryKey
+	out.Warnings = append(out.Warnings, o.HistoryWarnings...)
+	return out, code
 }
 
 func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
@@ -312,21 +338,19 @@ func (f *runFlags) argvOrNil(argv []string) []string {
 // fail reports why the command did not run and returns the exit code.
 func (e env) fail(f runFlags, err error) int {
 	info, code := explain(err)
-	return e.failed(f, info, code, nil, nil)
+	return e.failed(f, info, code, &runner.Outcome{Err: err})
 }
 
 // failed reports a run that did not happen, with its history record.
-func (e env) failed(f runFlags, info agent.Error, code int, historyKey *string, historyWarnings []string) int {
+func (e env) failed(f runFlags, info agent.Error, code int, o *runner.Outcome) int {
 	msg := info.Message
 	if info.Hint != "" {
 		msg += "; " + info.Hint
 	}
 	e.errorf("%s", msg)
-	e.historyWarnings(historyWarnings)
+	e.historyWarnings(o.HistoryWarnings)
 	if f.jsonOut {
-		out := agent.Failed(info, code)
-		out.HistoryKey = historyKey
-		out.Warnings = append(out.Warnings, historyWarnings...)
+		out, _ := outcomeJSON(o, "", nil)
 		e.printJSON(out)
 	}
 	return code
@@ -339,31 +363,24 @@ func explain(err error) (agent.Error, int) {
 		un    *sandbox.UnavailableError
 		setup *sandbox.SetupError
 		ex    *sandbox.ExecError
-		pe    *policyError
 		cfg   *policy.ConfigError
 	)
+	code, exit := runner.Classify(err)
+	info := agent.Error{Code: code, Message: err.Error()}
 	switch {
 	case errors.As(err, &cfg):
-		return agent.Error{Code: "invalid", Message: "invalid configuration: " + cfg.Error(),
-			Hint: "forgebox never ignores a broken configuration: fix the file, or pass --policy FILE to judge with another"}, exitForgebox
-	case errors.As(err, &pe):
-		return agent.Error{Code: "invalid", Message: pe.Error()}, exitForgebox
+		info.Message = "invalid configuration: " + cfg.Error()
+		info.Hint = "forgebox never ignores a broken configuration: fix the file, or pass --policy FILE to judge with another"
 	case errors.As(err, &ex):
-		code, c := "not_executable", exitNotExecutable
-		if ex.NotFound() {
-			code, c = "not_found", exitNotFound
-		}
-		return agent.Error{Code: code, Message: ex.Error(), Errno: errnoName(ex.Errno)}, c
+		info.Errno = errnoName(ex.Errno)
 	case errors.As(err, &un):
-		return agent.Error{Code: "unavailable", Layer: un.Layer, Message: un.Error(), Hint: adviceFor(un)}, exitForgebox
+		info.Layer, info.Hint = un.Layer, adviceFor(un)
 	case errors.As(err, &setup):
-		return agent.Error{Code: "setup_failed", Step: setup.Step, Errno: errnoName(setup.Errno),
-			Message: fmt.Sprintf("sandbox setup failed at %s: %s", setup.Step, setup.Message),
-			Hint:    "run forgebox doctor to see what this host supports"}, exitForgebox
-	case errors.Is(err, sandbox.ErrInvalid):
-		return agent.Error{Code: "invalid", Message: err.Error()}, exitForgebox
+		info.Step, info.Errno = setup.Step, errnoName(setup.Errno)
+		info.Message = fmt.Sprintf("sandbox setup failed at %s: %s", setup.Step, setup.Message)
+		info.Hint = "run forgebox doctor to see what this host supports"
 	}
-	return agent.Error{Code: "internal", Message: err.Error()}, exitForgebox
+	return info, exit
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
@@ -390,112 +407,44 @@ func (f *runFlags) judgeFlags(fs *flag.FlagSet) {
 	fs.BoolVar(&f.noPolicy, "no-policy", false, "do not judge the command (for harnesses that judge it themselves); the sandbox still applies")
 }
 
-// policyError is a failure to load what judging needs: a configuration,
-// the session's approvals, the workspace.
-type policyError struct{ err error }
-
-func (e *policyError) Error() string { return e.err.Error() }
-func (e *policyError) Unwrap() error { return e.err }
-
-// judged is the judge's part of a run.
-type judged struct {
-	decision *policy.Decision
-	warnings []string
-	// grant is how an ask was approved; history the configuration's
-	// history settings; where the workspace and the command's directory.
-	grant   grant
-	history policy.History
-	where   *policy.Context
-}
-
-// decide judges the command before anything starts, and asks for an
-// approval when the decision says so. It returns nil and the exit code
-// when the command must not run.
-func (e env) decide(f runFlags, argv []string, spec *sandbox.Spec, rec *recorder) (*judged, int) {
-	h, err := currentHost()
-	if err != nil {
-		rec.skip()
-		return nil, e.fail(f, &policyError{err})
-	}
-	o := f.pol
-	o.workspace = f.workspace
-	js, err := loadJudge(h, o)
-	if err != nil {
-		// Whether the configuration turns the history off is unknown.
-		rec.skip()
-		return nil, e.fail(f, &policyError{err})
-	}
-	if spec.Network == sandbox.NetAllow {
-		if spec.Allowlist, err = allowlist(f.network.allow, js.engine.Policy().Network, append([]string{js.ctx.Workspace}, spec.ReadWrite...)); err != nil {
-			rec.skip()
-			return nil, e.fail(f, err)
-		}
-	}
-	for _, w := range js.warnings {
-		e.errorf("warning: %s", w)
-	}
-	// The sandbox resolves the workspace again; handing it the judge's
-	// makes both speak of the same directory.
-	spec.Workspace = js.ctx.Workspace
-	var d *policy.Decision
-	if f.command != "" {
-		d = js.engine.DecideLine(js.ctx, f.command)
-	} else {
-		d = js.engine.DecideArgv(js.ctx, argv)
-	}
-	j := &judged{decision: d, warnings: js.warnings, history: js.engine.Policy().History, where: js.ctx}
-	what := truncate(displayCommand(f.command, argv), 200)
-	switch {
-	case d.Action == policy.Allow:
-		return j, 0
-	case d.Action == policy.Deny || d.Level == policy.R4:
-		return nil, e.refuse(f, argv, js, j, rec, history.StatusDenied, agent.Error{Code: "denied",
-			Message: fmt.Sprintf("denied: %s: %s; rule: %s", what, strings.Join(d.Reasons, "; "), d.Rule),
-			Hint:    denyHint(d) + "; forgebox policy explain " + commandArgs(f.command, f.argvOrNil(argv)) + " says why"}, nil)
-	case f.yes:
-		j.grant = grant{asked: true, approved: true, scope: policy.Once}
-		return j, 0
-	case !f.jsonOut && term.IsTerminal(int(e.stdin.Fd())) && term.IsTerminal(int(e.stderr.Fd())):
-		scope, ok := e.approveAtTerminal(js, d, what)
-		j.grant = grant{asked: true, approved: ok, scope: scope}
-		if !ok {
-			e.errorf("not approved: %s did not run", what)
-			_, hw := rec.stopped(verdict{status: history.StatusRefused, j: j, settings: &j.history, where: js.ctx, errCode: "not_approved"})
-			e.historyWarnings(hw)
-			return nil, exitNotExecutable
-		}
-		return j, 0
-	}
-	j.grant = grant{asked: true}
-	rules := d.ApprovalRules("")
-	if rules == nil {
-		rules = []policy.Rule{}
-	}
-	return nil, e.refuse(f, argv, js, j, rec, history.StatusRefused, agent.Error{Code: "approval_required",
-		Message: fmt.Sprintf("approval required to run %s: %s (risk %d, %s: %s)", what, askReasons(d), d.Risk, d.Level, levelMeaning(d.Level)),
-		Hint:    approvalHint(d, f.command, f.argvOrNil(argv), js.sessionID)},
-		&agent.Approval{Scopes: d.Scopes, Rules: rules})
-}
-
 // refuse reports a command the judge stopped, with --json as a result
-// carrying the decision, and records it with status in the history.
-func (e env) refuse(f runFlags, argv []string, js *judgeSetup, j *judged, rec *recorder, status string, info agent.Error, ap *agent.Approval) int {
+// carrying the decision.
+func (e env) refuse(f runFlags, argv []string, o *runner.Outcome) int {
+	info, _ := refusal(o, f.command, f.argvOrNil(argv))
 	msg := info.Message
 	if info.Hint != "" {
 		msg += "; " + info.Hint
 	}
 	e.errorf("%s", msg)
-	id, hw := rec.stopped(verdict{status: status, j: j, settings: &j.history, where: js.ctx, errCode: info.Code})
-	e.historyWarnings(hw)
+	e.historyWarnings(o.HistoryWarnings)
 	if f.jsonOut {
-		out := agent.Failed(info, exitNotExecutable)
-		out.Argv, out.Command, out.Cwd, out.Workspace = f.argvOrNil(argv), f.command, js.ctx.Cwd, js.ctx.Workspace
-		out.Decision, out.Approval = j.decision, ap
-		out.HistoryKey = id
-		out.Warnings = append(append(out.Warnings, j.warnings...), hw...)
+		out, _ := outcomeJSON(o, f.command, argv)
 		e.printJSON(out)
 	}
 	return exitNotExecutable
+}
+
+// refusal is what forgebox says about a command the judge stopped, and
+// the approvals an asking one offers.
+func refusal(o *runner.Outcome, line string, argv []string) (agent.Error, *agent.Approval) {
+	d := o.Decision
+	what := truncate(runner.Display(line, argv), 200)
+	if o.Stopped == runner.StopDenied {
+		return agent.Error{Code: "denied",
+			Message: fmt.Sprintf("denied: %s: %s; rule: %s", what, strings.Join(d.Reasons, "; "), d.Rule),
+			Hint:    denyHint(d) + "; forgebox policy explain " + commandArgs(line, argv) + " says why"}, nil
+	}
+	rules := d.ApprovalRules("")
+	if rules == nil {
+		rules = []policy.Rule{}
+	}
+	session := ""
+	if o.Judge != nil {
+		session = o.Judge.SessionID
+	}
+	return agent.Error{Code: string(o.Stopped),
+		Message: fmt.Sprintf("approval required to run %s: %s (risk %d, %s: %s)", what, askReasons(d), d.Risk, d.Level, levelMeaning(d.Level)),
+		Hint:    approvalHint(d, line, argv, session)}, &agent.Approval{Scopes: d.Scopes, Rules: rules}
 }
 
 // denyHint says what can be done about a denial.
@@ -525,14 +474,6 @@ func askReasons(d *policy.Decision) string {
 	return strings.Join(out, "; ")
 }
 
-// displayCommand is the command as the person would type it.
-func displayCommand(line string, argv []string) string {
-	if argv == nil || line != "" {
-		return line
-	}
-	return shellquote.Join(argv)
-}
-
 // stateDir is forgebox's state directory ($XDG_STATE_HOME/forgebox, else
 // ~/.local/state/forgebox), where the sandbox keeps the indexes its
 // post-run check compares with; "" when neither can be told.
@@ -544,4 +485,15 @@ func stateDir(home string) string {
 		return ""
 	}
 	return filepath.Join(home, ".local", "state", "forgebox")
+}
+
+// historyWarnings prints the history's warnings, each once.
+func (e env) historyWarnings(ws []string) {
+	seen := map[string]bool{}
+	for _, w := range ws {
+		if !seen[w] {
+			seen[w] = true
+			e.errorf("warning: %s", w)
+		}
+	}
 }

@@ -74,7 +74,7 @@ func (e env) selftest(args []string) int {
 	}
 	if spec.Network == sandbox.NetAllow {
 		var warnings []string
-		if spec.Allowlist, warnings, err = configuredAllowlist(f); err != nil {
+		if spec.Allowlist, warnings, err = configuredAllowlist(f, spec); err != nil {
 			return e.selftestFailed(f.jsonOut, err)
 		}
 		for _, w := range warnings {

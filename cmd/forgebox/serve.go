@@ -1,17 +1,14 @@
 package main
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"slices"
 	"strings"
@@ -25,6 +22,7 @@ import (
 	"github.com/forgebox/forgebox/files"
 	"github.com/forgebox/forgebox/history"
 	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/runner"
 	"github.com/forgebox/forgebox/sandbox"
 	"github.com/forgebox/forgebox/session"
 	"github.com/forgebox/forgebox/shellquote"
@@ -166,7 +164,9 @@ type serveBackend struct {
 	forward   []string
 	workspace string
 	session   string
-	pol       policyOpts
+	pol       runner.PolicyOptions
+	// rf are the server's run flags: every command's sandbox.
+	rf runFlags
 
 	files    *files.FS
 	sessions *session.Manager
@@ -183,20 +183,20 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 	if err != nil {
 		return nil, agent.Config{}, fmt.Errorf("find the forgebox binary: %w", err)
 	}
-	h, err := currentHost()
+	h, err := runner.CurrentHost()
 	if err != nil {
 		return nil, agent.Config{}, err
 	}
-	ctx, err := judgeContext(h, rf.workspace)
+	ctx, err := runner.JudgeContext(h, rf.workspace)
 	if err != nil {
 		return nil, agent.Config{}, err
 	}
 	sid := os.Getenv("FORGEBOX_SESSION")
-	if validSessionID(sid) != nil {
+	if runner.ValidSessionID(sid) != nil {
 		sid = "mcp-" + nonce(6)
 	}
-	b := &serveBackend{exe: exe, forward: sf.forward, workspace: ctx.Workspace, session: sid,
-		pol: policyOpts{file: rf.pol.file, workspace: ctx.Workspace, session: sid}}
+	b := &serveBackend{exe: exe, forward: sf.forward, rf: rf, workspace: ctx.Workspace, session: sid,
+		pol: runner.PolicyOptions{File: rf.pol.File, Workspace: ctx.Workspace, Session: sid}}
 	if !slices.ContainsFunc(b.forward, func(a string) bool { return strings.HasPrefix(a, "--workspace=") }) {
 		b.forward = append(b.forward, "--workspace="+ctx.Workspace)
 	}
@@ -276,9 +276,9 @@ func (b *serveBackend) record(c agent.SessionCommand) string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.spool == nil {
-		path, err := historyPath(b.historyDB)
+		path, err := runner.HistoryPath(b.historyDB)
 		if err == nil {
-			b.spool, err = history.OpenSpool(path, historyOptions(history.NewRedactor(nil)))
+			b.spool, err = history.OpenSpool(path, runner.StoreOptions(history.NewRedactor(nil)))
 		}
 		if err != nil {
 			return ""
@@ -300,8 +300,7 @@ func (b *serveBackend) record(c agent.SessionCommand) string {
 		// Typed at the prompt: it runs on, its status unknown to forgebox.
 		row.ExitCode, row.DurationMS, row.EndedAt, row.OutputKept = nil, nil, nil, false
 	}
-	g := grant{asked: c.Approved, approved: c.Approved}
-	verdict{status: row.Status, j: &judged{decision: c.Decision, grant: g}}.fill(row)
+	runner.FillRow(row, row.Status, c.Decision, runner.Grant{Asked: c.Approved, Approved: c.Approved})
 	row.Status = cmp.Or(row.Status, history.StatusFinished)
 	if err := b.spool.Write(row); err != nil {
 		return ""
@@ -316,9 +315,42 @@ func nonce(n int) string {
 	return hex.EncodeToString(b)
 }
 
-// Run runs the command with forgebox run --json and reads its result.
+// Run runs one command on forgebox's run path, in this process: judged,
+// sandboxed and recorded as forgebox run --json would, with the server's
+// settings. The command itself runs in the sandbox's own processes, which
+// die with the server.
 func (b *serveBackend) Run(ctx context.Context, r agent.RunRequest) (agent.RunResult, error) {
-	args := []string{"run", "--json", "--no-stdin", "--session=" + b.session}
+	f := b.rf
+	f.workspace, f.command = b.workspace, r.Line
+	f.timeout.d, f.idleTimeout.d = r.Timeout, r.IdleTimeout
+	f.yes = r.Yes
+	f.env = slices.Concat(f.env, r.Env)
+	argv := r.Argv
+	if r.Line != "" {
+		argv = nil
+	}
+	spec, err := f.spec(argv)
+	if err != nil {
+		res, _ := outcomeJSON(&runner.Outcome{Err: err}, r.Line, argv)
+		return res, nil
+	}
+	spec.Dir = r.Dir
+	home, _ := os.UserHomeDir()
+	req := f.request(spec, runner.Host{Getenv: os.Getenv, Cwd: r.Dir, Home: home})
+	req.Policy = b.pol
+	req.History.Args = b.recordedArgs(r)
+	req.Streams = sandbox.Streams{NoStdin: true, Capture: true, MaxOutput: f.maxOutput.n}
+	if !f.maxOutput.set {
+		req.Streams.MaxOutput = sandbox.DefaultMaxOutput
+	}
+	res, _ := outcomeJSON(runner.Run(ctx, req), r.Line, argv)
+	return res, nil
+}
+
+// recordedArgs are the arguments of forgebox run that repeat a command
+// the server ran, for the history (history rerun runs them again).
+func (b *serveBackend) recordedArgs(r agent.RunRequest) []string {
+	args := []string{"--json", "--no-stdin", "--session=" + b.session}
 	args = append(args, b.forward...)
 	if r.Timeout > 0 {
 		args = append(args, "--timeout="+r.Timeout.String())
@@ -326,49 +358,26 @@ func (b *serveBackend) Run(ctx context.Context, r agent.RunRequest) (agent.RunRe
 	if r.IdleTimeout > 0 {
 		args = append(args, "--idle-timeout="+r.IdleTimeout.String())
 	}
-	if r.Yes {
-		args = append(args, "--yes")
-	}
 	for _, kv := range r.Env {
 		args = append(args, "--env="+kv)
 	}
 	if r.Line != "" {
-		args = append(args, "-c", r.Line)
-	} else {
-		args = append(append(args, "--"), r.Argv...)
+		return append(args, "-c", r.Line)
 	}
-	cmd := exec.CommandContext(ctx, b.exe, args...)
-	cmd.Dir = r.Dir
-	cmd.Env = os.Environ()
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	// A cancelled call asks forgebox run to stop the command (its record
-	// completes); the server's own death kills it outright.
-	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
-	cmd.WaitDelay = 10 * time.Second
-	dieWithParent(cmd)
-	err := cmd.Run()
-	var res agent.RunResult
-	if jerr := json.Unmarshal(stdout.Bytes(), &res); jerr != nil {
-		if err == nil {
-			err = jerr
-		}
-		return agent.RunResult{}, fmt.Errorf("forgebox run failed: %v: %s (stdout %q)", err, strings.TrimSpace(stderr.String()), truncate(stdout.String(), 300))
-	}
-	return res, nil
+	return append(append(args, "--"), r.Argv...)
 }
 
 // judge loads the judge as forgebox run would in dir.
-func (b *serveBackend) judge(dir string) (*judgeSetup, error) {
-	h, err := currentHost()
+func (b *serveBackend) judge(dir string) (*runner.Judge, error) {
+	h, err := runner.CurrentHost()
 	if err != nil {
 		return nil, err
 	}
-	h.cwd = dir
-	return loadJudge(h, b.pol)
+	h.Cwd = dir
+	return runner.LoadJudge(h, b.pol)
 }
 
-func (b *serveBackend) decide(t agent.Target) (*judgeSetup, *policy.Decision, error) {
+func (b *serveBackend) decide(t agent.Target) (*runner.Judge, *policy.Decision, error) {
 	js, err := b.judge(t.Dir)
 	if err != nil {
 		return nil, nil, err
@@ -389,22 +398,8 @@ func (b *serveBackend) Approve(_ context.Context, t agent.Target, scope policy.S
 	if err != nil {
 		return err
 	}
-	if d.Action == policy.Allow {
-		return nil
-	}
-	if d.Action == policy.Deny || d.Level == policy.R4 || !d.Offers(scope) {
-		return fmt.Errorf("the command cannot be approved %s", scope)
-	}
-	rules := d.ApprovalRules(time.Now().Format(time.DateOnly))
-	switch {
-	case scope == policy.Always && js.noAlways != "":
-		return errors.New(js.noAlways)
-	case scope == policy.Always:
-		return recordAlways(js.userConfig, rules)
-	case js.store == nil:
-		return errors.New(cmp.Or(js.noStore, "no session to record the approval in"))
-	}
-	return js.store.add(rules)
+	_, err = js.Approve(d, scope, time.Now())
+	return err
 }
 
 // checkWorkspace is the sessions' check of the server's writable roots:
