@@ -118,17 +118,6 @@ func refusedConnections(conns []sandbox.Connection, max int) []string {
 	return lines
 }
 
-// allowlistReaches says whether the allowlist lets a command reach addr
-// (HOST:PORT) through the proxy.
-func allowlistReaches(a *sandbox.Allowlist, addr string) bool {
-	host, port, err := net.SplitHostPort(addr)
-	n, perr := strconv.ParseUint(port, 10, 16)
-	if a == nil || a.Rules == nil || err != nil || perr != nil {
-		return false
-	}
-	return a.Rules.Check(host, uint16(n)) == nil
-}
-
 // parseConfig reads a configuration file, and checks its network section's
 // host patterns as the proxy will read them, so that a bad one is an error
 // naming the file and line when it loads, like the rest of the file.
