@@ -20,11 +20,12 @@ const module = "github.com/forgebox/forgebox"
 // and the agent share one run path instead of a leaf growing a second.
 // A package missing from the table fails the test: place it on purpose.
 var layers = map[string][]string{
-	"cmd/forgebox": {"agent", "cgroup", "files", "history", "netproxy", "policy", "probe", "runner", "sandbox", "session"},
+	"cmd/forgebox": {"agent", "cgroup", "files", "history", "netproxy", "policy", "probe", "runner", "sandbox", "selftest", "session"},
 	"agent":        {"files", "policy", "sandbox", "session"},
 	// One run from request to outcome: judge, ask, launch, record.
-	"runner":  {"history", "netproxy", "policy", "sandbox"},
-	"sandbox": {"cgroup", "conpty_windows", "landlock", "netproxy", "seccomp"},
+	"runner":   {"history", "netproxy", "policy", "sandbox"},
+	"selftest": {"cgroup", "probe", "sandbox"}, // attacks the launcher from outside; the CLI renders it
+	"sandbox":  {"cgroup", "conpty_windows", "landlock", "netproxy", "seccomp"},
 
 	"cgroup":         nil,
 	"conpty_windows": nil,

@@ -42,17 +42,6 @@ func refusedConnections(conns []sandbox.Connection, max int) []string {
 	return lines
 }
 
-// allowlistReaches says whether the allowlist lets a command reach addr
-// (HOST:PORT) through the proxy.
-func allowlistReaches(a *sandbox.Allowlist, addr string) bool {
-	host, port, err := net.SplitHostPort(addr)
-	n, perr := strconv.ParseUint(port, 10, 16)
-	if a == nil || a.Rules == nil || err != nil || perr != nil {
-		return false
-	}
-	return a.Rules.Check(host, uint16(n)) == nil
-}
-
 // configuredAllowlist is the allowlist of a run with these flags, read
 // from the configuration alone.
 func configuredAllowlist(f runFlags, spec sandbox.Spec) (*sandbox.Allowlist, []string, error) {

@@ -12,7 +12,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/forgebox/forgebox/agent"
 	"github.com/forgebox/forgebox/sandbox"
+	"github.com/forgebox/forgebox/selftest"
 )
 
 const selftestUsage = `Usage:
@@ -36,17 +38,13 @@ The probe works in a bait workspace of its own, on a pseudo-terminal:
 --timeout and --grace are accepted and not applied. Flags:
 `
 
-// probeVerb is argv[1] of the probe selftest runs in its sandboxes: the
-// forgebox binary is the probe, so that no second binary is needed. It
-// differs from the verbs the C constructor takes over (sandbox.ChildVerb
-// and run).
-const probeVerb = "__forgebox-probe"
+// probeVerb is argv[1] of the probe selftest runs in its sandboxes (main
+// hands the rest to probe.Main).
+const probeVerb = selftest.ProbeVerb
 
 // notApplied are the flags of forgebox run that selftest accepts and does
 // not apply.
 var notApplied = []string{"workspace", "shell", "pty", "no-pty", "no-stdin", "max-output", "trace", "timeout", "grace"}
-
-var errInterrupted = errors.New("selftest interrupted")
 
 // exitInterrupted is the status after Ctrl-C, as a shell would report it.
 const exitInterrupted = 128 + 2
@@ -81,12 +79,14 @@ func (e env) selftest(args []string) int {
 			e.errorf("warning: %s", w)
 		}
 	}
-	ch := choices{hostNetwork: spec.Network == sandbox.NetHost, noMemoryLimit: f.memory.n == sandbox.NoLimit,
-		noPids: f.pids.n == sandbox.NoLimit, bestEffort: f.bestEffort}
+	exe, err := os.Executable()
+	if err != nil {
+		return e.selftestFailed(f.jsonOut, fmt.Errorf("find forgebox's own executable, which runs the probe: %w", err))
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	rep, err := runSelftest(ctx, spec, ch)
-	if err != nil && (errors.Is(err, errInterrupted) || ctx.Err() != nil) {
+	rep, err := selftest.Run(ctx, spec, selftest.Options{Exe: exe, FormatBytes: humanBytes})
+	if err != nil && (errors.Is(err, selftest.ErrInterrupted) || ctx.Err() != nil) {
 		e.errorf("selftest interrupted; its bait was removed")
 		return exitInterrupted
 	}
@@ -99,7 +99,7 @@ func (e env) selftest(args []string) int {
 		}
 	})
 	if f.jsonOut {
-		e.printJSON(rep)
+		e.printJSON(selftestJSON{Report: rep, DurationMS: ms(rep.Duration)})
 	} else {
 		writeSelftest(e.stdout, rep)
 	}
@@ -112,20 +112,29 @@ func (e env) selftestFailed(jsonOut bool, err error) int {
 	code := e.fail(runFlags{}, err) // the message, as forgebox run gives it
 	if jsonOut {
 		info, _ := explain(err)
-		e.printJSON(selftestReport{Verdict: "error", ExitCode: code, Classes: []classResult{}, Ignored: []string{}, Warnings: []string{}, Error: &info})
+		e.printJSON(selftestJSON{Report: &selftest.Report{Verdict: "error", ExitCode: code, Classes: []selftest.ClassResult{}, Ignored: []string{}, Warnings: []string{}}, Error: &info})
 	}
 	return code
 }
 
+// selftestJSON is what selftest --json prints: the package's report, how
+// long it took in milliseconds as every forgebox JSON result gives it, and
+// why selftest could not attack anything (Verdict "error").
+type selftestJSON struct {
+	*selftest.Report
+	DurationMS float64      `json:"duration_ms"`
+	Error      *agent.Error `json:"error,omitempty"`
+}
+
 // verdictLabels are the verdicts as the human report prints them.
 var verdictLabels = map[string]string{
-	verdictBlocked: "blocked", verdictEscaped: "ESCAPED", verdictNotEnforced: "not enforced",
-	verdictAllowed: "allowed", verdictNotTested: "not tested", verdictInconclusive: "INCONCLUSIVE",
+	selftest.VerdictBlocked: "blocked", selftest.VerdictEscaped: "ESCAPED", selftest.VerdictNotEnforced: "not enforced",
+	selftest.VerdictAllowed: "allowed", selftest.VerdictNotTested: "not tested", selftest.VerdictInconclusive: "INCONCLUSIVE",
 }
 
 // writeSelftest prints the report for a person: what was enforced, one
 // line per class with its evidence, and the conclusion.
-func writeSelftest(w io.Writer, r *selftestReport) {
+func writeSelftest(w io.Writer, r *selftest.Report) {
 	fmt.Fprintf(w, "forgebox selftest: attacked a sandbox from inside; bait in %s (removed)\n", r.Bait)
 	if r.Enforced != nil {
 		fmt.Fprintf(w, "enforced: %s\n", describeEnforced(*r.Enforced))
@@ -135,11 +144,11 @@ func writeSelftest(w io.Writer, r *selftestReport) {
 		counts[c.Verdict]++
 		detail := strings.Join(c.Evidence, "; ")
 		switch c.Verdict {
-		case verdictNotEnforced:
+		case selftest.VerdictNotEnforced:
 			detail = joinNonEmpty(": ", "not enforced on this host: "+c.Reason, detail)
-		case verdictAllowed:
+		case selftest.VerdictAllowed:
 			detail = joinNonEmpty(": ", "allowed by your flags ("+c.Reason+")", detail)
-		case verdictNotTested, verdictInconclusive:
+		case selftest.VerdictNotTested, selftest.VerdictInconclusive:
 			detail = joinNonEmpty(": ", c.Reason, detail)
 		}
 		fmt.Fprintf(w, "  %-13s %-36s %s\n", verdictLabels[c.Verdict], c.Title, detail)
@@ -151,7 +160,7 @@ func writeSelftest(w io.Writer, r *selftestReport) {
 		fmt.Fprintf(w, "not applied: %s (the probe uses a bait workspace and a pseudo-terminal of its own)\n", strings.Join(r.Ignored, " "))
 	}
 	var summary []string
-	for _, v := range []string{verdictEscaped, verdictInconclusive, verdictNotEnforced, verdictBlocked, verdictAllowed, verdictNotTested} {
+	for _, v := range []string{selftest.VerdictEscaped, selftest.VerdictInconclusive, selftest.VerdictNotEnforced, selftest.VerdictBlocked, selftest.VerdictAllowed, selftest.VerdictNotTested} {
 		if counts[v] > 0 {
 			summary = append(summary, fmt.Sprintf("%d %s", counts[v], verdictLabels[v]))
 		}

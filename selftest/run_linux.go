@@ -1,9 +1,8 @@
-package main
+package selftest
 
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,20 +13,14 @@ import (
 	"github.com/forgebox/forgebox/sandbox"
 )
 
-// selftestRunTimeout bounds each sandbox run of selftest: the probe takes
+// runTimeout bounds each sandbox run of selftest: the probe takes
 // milliseconds, unless something hangs.
-const selftestRunTimeout = 30 * time.Second
+const runTimeout = 30 * time.Second
 
-// runSelftest plants the bait, attacks it from a sandbox started with
-// spec (the user's flags), attacks the task and memory limits from two
-// more, checks the host, and removes the bait, also when interrupted.
-func runSelftest(ctx context.Context, spec sandbox.Spec, ch choices) (rep *selftestReport, err error) {
+// run is Run on Linux; ch is what spec allows on purpose.
+func run(ctx context.Context, spec sandbox.Spec, o Options, ch choices) (rep *Report, err error) {
 	begin := time.Now()
-	exe, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("find forgebox's own executable, which runs the probe: %w", err)
-	}
-	b, err := plantBait(exe, spec)
+	b, err := plantBait(o.Exe, spec)
 	if err != nil {
 		return nil, err
 	}
@@ -40,25 +33,25 @@ func runSelftest(ctx context.Context, spec sandbox.Spec, ch choices) (rep *selft
 			rep.Warnings = append(rep.Warnings, rerr.Error())
 		}
 	}()
-	rep = &selftestReport{Bait: b.root, Ignored: []string{}, Warnings: []string{}}
+	rep = &Report{Bait: b.root, Ignored: []string{}, Warnings: []string{}}
 	hide := []string{b.path(baitSecretFile), b.path(baitSecretDir)}
 
 	// The proxy is attacked unless the user's allowlist lets it reach the
 	// bait (--net allow=127.0.0.1): then it is meant to.
 	b.proxy = spec.Network == sandbox.NetAllow && !allowlistReaches(spec.Allowlist, b.tcp)
 	attacks := plan(b.target)
-	res, err := sandbox.Run(ctx, probeSpec(spec, exe, b.ws, probeArgs(attacks), hide), sandbox.Streams{Capture: true, PTY: true})
+	res, err := sandbox.Run(ctx, probeSpec(spec, o.Exe, b.ws, probeArgs(attacks), hide), sandbox.Streams{Capture: true, PTY: true})
 	if err == nil && ctx.Err() != nil {
-		err = errInterrupted
+		err = ErrInterrupted
 	}
 	if err != nil {
 		return nil, err
 	}
 	host := b.check(res)
 	verdicts := matchVerdicts(attacks, probe.Decode(slices.Concat(res.Stdout.Head, res.Stdout.Tail)))
-	pids, memory, err := runLimits(ctx, probeSpec(spec, exe, b.ws, nil, hide), ch)
+	pids, memory, err := runLimits(ctx, probeSpec(spec, o.Exe, b.ws, nil, hide), ch)
 	if err == nil && ctx.Err() != nil {
-		err = errInterrupted
+		err = ErrInterrupted
 	}
 	if err != nil {
 		return nil, err
@@ -75,7 +68,7 @@ func runSelftest(ctx context.Context, spec sandbox.Spec, ch choices) (rep *selft
 		case c.id == classPids:
 			rep.Classes = append(rep.Classes, judgePids(pids, ch))
 		case c.id == classMemory:
-			rep.Classes = append(rep.Classes, judgeMemory(memory, hogBytes, ch))
+			rep.Classes = append(rep.Classes, judgeMemory(memory, hogBytes, ch, o.bytes))
 		case c.id == classSetuid && b.setuid == "":
 			rep.Classes = append(rep.Classes, notTested(c, b.noSetuid))
 		default:
@@ -88,7 +81,7 @@ func runSelftest(ctx context.Context, spec sandbox.Spec, ch choices) (rep *selft
 			rep.Warnings = append(rep.Warnings, w)
 		}
 	}
-	rep.DurationMS = ms(time.Since(begin))
+	rep.Duration = time.Since(begin)
 	rep.conclude()
 	return rep, nil
 }
@@ -98,11 +91,11 @@ func runSelftest(ctx context.Context, spec sandbox.Spec, ch choices) (rep *selft
 // executable visible whatever the profile.
 func probeSpec(spec sandbox.Spec, exe, ws string, ops, hide []string) sandbox.Spec {
 	s := spec
-	s.Argv, s.Command, s.Shell = append([]string{exe, probeVerb}, ops...), "", ""
+	s.Argv, s.Command, s.Shell = append([]string{exe, ProbeVerb}, ops...), "", ""
 	s.Workspace, s.Dir = ws, ws
 	s.ReadOnly = append(slices.Clone(spec.ReadOnly), exe)
 	s.Hide = append(slices.Clone(spec.Hide), hide...)
-	s.Timeout, s.Grace = selftestRunTimeout, time.Second
+	s.Timeout, s.Grace = runTimeout, time.Second
 	// The bait's home, where the credential table's files are planted,
 	// is the probe's: the sandbox hides the table in every home it knows.
 	s.Environ = slices.DeleteFunc(slices.Clone(spec.Environ), func(kv string) bool { return strings.HasPrefix(kv, "HOME=") })
@@ -120,7 +113,7 @@ func runLimits(ctx context.Context, s sandbox.Spec, ch choices) (pids, memory li
 		return pids, memory, nil
 	}
 	s.BestEffort = true
-	s.Limits = sandbox.Limits{Pids: selftestPids, MemoryBytes: selftestMemory}
+	s.Limits = sandbox.Limits{Pids: limitPids, MemoryBytes: limitMemory}
 	if ch.noPids {
 		s.Limits.Pids = sandbox.NoLimit
 	} else {

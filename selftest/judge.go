@@ -1,4 +1,4 @@
-package main
+package selftest
 
 import (
 	"fmt"
@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/forgebox/forgebox/agent"
 	"github.com/forgebox/forgebox/cgroup"
 	"github.com/forgebox/forgebox/probe"
 	"github.com/forgebox/forgebox/sandbox"
@@ -121,34 +120,17 @@ func (l layer) present(en sandbox.Enforced) bool {
 	return false
 }
 
-// Verdicts, stable for JSON consumers.
-const (
-	verdictBlocked      = "blocked"
-	verdictEscaped      = "escaped"
-	verdictNotEnforced  = "not_enforced"
-	verdictAllowed      = "allowed_by_flags"
-	verdictNotTested    = "not_tested"
-	verdictInconclusive = "inconclusive"
-)
-
-// classResult is the verdict on one class, with its evidence: each attempt
-// and its outcome, then what the host showed.
-type classResult struct {
-	Class    string   `json:"class"`
-	Title    string   `json:"title"`
-	Verdict  string   `json:"verdict"`
-	Reason   string   `json:"reason,omitempty"`
-	Evidence []string `json:"evidence"`
-	// Fails: this verdict makes selftest exit non-zero.
-	Fails bool `json:"fails"`
-}
-
 // choices are what the user's own flags allow on purpose, and whether
 // missing layers are accepted.
 type choices struct {
 	hostNetwork           bool // --net host
 	noMemoryLimit, noPids bool // --memory none, --pids none
 	bestEffort            bool
+}
+
+func choicesOf(spec sandbox.Spec) choices {
+	return choices{hostNetwork: spec.Network == sandbox.NetHost, noMemoryLimit: spec.Limits.MemoryBytes == sandbox.NoLimit,
+		noPids: spec.Limits.Pids == sandbox.NoLimit, bestEffort: spec.BestEffort}
 }
 
 // findings is what the host showed after the main run, by class: what
@@ -161,8 +143,8 @@ type findings struct {
 // judge gives a class's verdict from the probe's verdicts on its attempts
 // (nil where the probe reported nothing), what the host showed, and what
 // the run enforced.
-func judge(c class, atts []attempt, vs []*probe.Verdict, host findings, en sandbox.Enforced, ch choices) classResult {
-	r := classResult{Class: c.id, Title: c.title, Evidence: []string{}}
+func judge(c class, atts []attempt, vs []*probe.Verdict, host findings, en sandbox.Enforced, ch choices) ClassResult {
+	r := ClassResult{Class: c.id, Title: c.title, Evidence: []string{}}
 	escaped, undecided := false, 0
 	for i, a := range atts {
 		if vs[i] == nil {
@@ -195,7 +177,7 @@ func judge(c class, atts []attempt, vs []*probe.Verdict, host findings, en sandb
 	case undecided > 0:
 		return r.inconclusive(fmt.Sprintf("%d of %d attempts gave no clear verdict", undecided, len(atts)))
 	}
-	r.Verdict = verdictBlocked
+	r.Verdict = VerdictBlocked
 	return r
 }
 
@@ -218,11 +200,11 @@ func outcome(v probe.Verdict, note string) string {
 
 // escapedWith is an escape, or "not enforced" when none of the layers
 // that must stop the class was in place: then --best-effort accepts it.
-func (r classResult) escapedWith(guards []layer, en sandbox.Enforced, ch choices) classResult {
+func (r ClassResult) escapedWith(guards []layer, en sandbox.Enforced, ch choices) ClassResult {
 	var absent []string
 	for _, g := range guards {
 		if g.present(en) {
-			r.Verdict, r.Fails = verdictEscaped, true
+			r.Verdict, r.Fails = VerdictEscaped, true
 			return r
 		}
 		absent = append(absent, string(g))
@@ -230,24 +212,24 @@ func (r classResult) escapedWith(guards []layer, en sandbox.Enforced, ch choices
 	return r.notEnforced("the run had no "+strings.Join(absent, " and no "), ch)
 }
 
-func (r classResult) notEnforced(reason string, ch choices) classResult {
-	r.Verdict, r.Reason, r.Fails = verdictNotEnforced, reason, !ch.bestEffort
+func (r ClassResult) notEnforced(reason string, ch choices) ClassResult {
+	r.Verdict, r.Reason, r.Fails = VerdictNotEnforced, reason, !ch.bestEffort
 	return r
 }
 
-func (r classResult) allowed(flag string) classResult {
-	r.Verdict, r.Reason, r.Fails = verdictAllowed, flag, false
+func (r ClassResult) allowed(flag string) ClassResult {
+	r.Verdict, r.Reason, r.Fails = VerdictAllowed, flag, false
 	return r
 }
 
-func (r classResult) inconclusive(reason string) classResult {
-	r.Verdict, r.Reason, r.Fails = verdictInconclusive, reason, true
+func (r ClassResult) inconclusive(reason string) ClassResult {
+	r.Verdict, r.Reason, r.Fails = VerdictInconclusive, reason, true
 	return r
 }
 
 // notTested is a class this host offers no way to attack: nothing to fail.
-func notTested(c class, reason string, evidence ...string) classResult {
-	return classResult{Class: c.id, Title: c.title, Verdict: verdictNotTested, Reason: reason, Evidence: append([]string{}, evidence...)}
+func notTested(c class, reason string, evidence ...string) ClassResult {
+	return ClassResult{Class: c.id, Title: c.title, Verdict: VerdictNotTested, Reason: reason, Evidence: append([]string{}, evidence...)}
 }
 
 // limitRun is how a run under selftest's own small limits went.
@@ -261,9 +243,9 @@ type limitRun struct {
 }
 
 // judgePids: the fork bomb must be stopped below the task limit.
-func judgePids(lr limitRun, ch choices) classResult {
+func judgePids(lr limitRun, ch choices) ClassResult {
 	c := findClass(classPids)
-	r := classResult{Class: c.id, Title: c.title, Evidence: []string{}}
+	r := ClassResult{Class: c.id, Title: c.title, Evidence: []string{}}
 	if ch.noPids {
 		return r.allowed("--pids none")
 	}
@@ -286,19 +268,20 @@ func judgePids(lr limitRun, ch choices) classResult {
 	reached, _ := strconv.ParseInt(strings.Fields(v.Out + " -1")[0], 10, 64)
 	switch {
 	case v.OK || reached >= e.Value:
-		r.Verdict, r.Fails = verdictEscaped, true
+		r.Verdict, r.Fails = VerdictEscaped, true
 	case reached < 0:
 		return r.inconclusive("the fork bomb reported no count")
 	default:
-		r.Verdict = verdictBlocked
+		r.Verdict = VerdictBlocked
 	}
 	return r
 }
 
-// judgeMemory: the hog must be stopped at the memory limit.
-func judgeMemory(lr limitRun, hogBytes int64, ch choices) classResult {
+// judgeMemory: the hog must be stopped at the memory limit; bytes renders
+// the sizes in the evidence.
+func judgeMemory(lr limitRun, hogBytes int64, ch choices, bytes func(int64) string) ClassResult {
 	c := findClass(classMemory)
-	r := classResult{Class: c.id, Title: c.title, Evidence: []string{}}
+	r := ClassResult{Class: c.id, Title: c.title, Evidence: []string{}}
 	if ch.noMemoryLimit {
 		return r.allowed("--memory none")
 	}
@@ -312,56 +295,23 @@ func judgeMemory(lr limitRun, hogBytes int64, ch choices) classResult {
 	if !lr.ran {
 		return r.inconclusive("the memory hog did not run")
 	}
-	limit := fmt.Sprintf("--memory %s by %s", humanBytes(e.Value), e.Mechanism)
-	hog := "hog " + humanBytes(hogBytes)
+	limit := fmt.Sprintf("--memory %s by %s", bytes(e.Value), e.Mechanism)
+	hog := "hog " + bytes(hogBytes)
 	switch {
 	case lr.oomKilled:
 		r.Evidence = append(r.Evidence, fmt.Sprintf("%s: OOM-killed under %s", hog, limit))
-		r.Verdict = verdictBlocked
+		r.Verdict = VerdictBlocked
 	case lr.verdict != nil && lr.verdict.OK:
 		r.Evidence = append(r.Evidence, fmt.Sprintf("%s: touched all of it under %s", hog, limit))
-		r.Verdict, r.Fails = verdictEscaped, true
+		r.Verdict, r.Fails = VerdictEscaped, true
 	case lr.verdict != nil:
 		r.Evidence = append(r.Evidence, fmt.Sprintf("%s: %s under %s", hog, outcome(*lr.verdict, ""), limit))
-		r.Verdict = verdictBlocked
+		r.Verdict = VerdictBlocked
 	case lr.exit == "SIGKILL":
 		r.Evidence = append(r.Evidence, fmt.Sprintf("%s: killed by SIGKILL under %s (no OOM kill reported)", hog, limit))
-		r.Verdict = verdictBlocked
+		r.Verdict = VerdictBlocked
 	default:
 		return r.inconclusive(fmt.Sprintf("the hog ended without a verdict (%s) under %s", lr.exit, limit))
 	}
 	return r
-}
-
-// selftestReport is what forgebox selftest prints: with --json, as one
-// object.
-type selftestReport struct {
-	// Verdict is "pass" (exit 0) or "fail" (exit 1): something escaped,
-	// could not be judged, or is not enforced without --best-effort.
-	Verdict  string        `json:"verdict"`
-	ExitCode int           `json:"exit_code"`
-	Classes  []classResult `json:"classes"`
-	// Enforced is what the main run enforced, with the user's flags;
-	// Limits what enforced selftest's own small limits.
-	Enforced *sandbox.Enforced `json:"enforced"`
-	Limits   *cgroup.Decision  `json:"limits"`
-	// Bait is where selftest planted what the probe attacked (removed
-	// afterwards); Ignored lists flags of forgebox run selftest did not
-	// apply.
-	Bait       string   `json:"bait"`
-	Ignored    []string `json:"ignored_flags"`
-	Warnings   []string `json:"warnings"`
-	DurationMS float64  `json:"duration_ms"`
-	// Error says why selftest could not attack anything (Verdict "error").
-	Error *agent.Error `json:"error,omitempty"`
-}
-
-// conclude sets the overall verdict from the classes.
-func (r *selftestReport) conclude() {
-	r.Verdict, r.ExitCode = "pass", 0
-	for _, c := range r.Classes {
-		if c.Fails {
-			r.Verdict, r.ExitCode = "fail", 1
-		}
-	}
 }

@@ -1,4 +1,4 @@
-package main
+package selftest
 
 // classSetidFile: a file the sandbox leaves in the workspace with the
 // setuid or setgid bit (issue 16, class 3). Run as root, a setuid shell

@@ -1,6 +1,6 @@
 //go:build !linux
 
-package main
+package selftest
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"github.com/forgebox/forgebox/sandbox"
 )
 
-// runSelftest fails closed where forgebox has no sandbox to attack.
-func runSelftest(ctx context.Context, spec sandbox.Spec, ch choices) (*selftestReport, error) {
+// run fails closed where forgebox has no sandbox to attack.
+func run(ctx context.Context, spec sandbox.Spec, o Options, ch choices) (*Report, error) {
 	return nil, &sandbox.UnavailableError{Layer: "sandbox", Reason: "no sandbox backend for " + runtime.GOOS + " in this version", Err: errors.ErrUnsupported}
 }

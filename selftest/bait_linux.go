@@ -1,4 +1,4 @@
-package main
+package selftest
 
 import (
 	"bytes"
@@ -225,7 +225,7 @@ func pending(l net.Listener) (int, error) {
 // startHost starts the process the probe must neither see nor signal: the
 // probe's own pause, which ends when selftest does (its stdin closes).
 func (b *bait) startHost(exe string) error {
-	cmd := exec.Command(exe, probeVerb, "pause 120")
+	cmd := exec.Command(exe, ProbeVerb, "pause 120")
 	cmd.Env = []string{}
 	in, err := cmd.StdinPipe()
 	if err != nil {

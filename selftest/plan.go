@@ -1,13 +1,15 @@
-package main
+package selftest
 
 import (
 	"fmt"
+	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/forgebox/forgebox/probe"
+	"github.com/forgebox/forgebox/sandbox"
 )
 
 // target is the bait selftest planted on the host, as the probe addresses
@@ -240,11 +242,22 @@ func plan(t target) map[string][]attempt {
 // and the hog reach them in milliseconds, and the bounds of the attacks,
 // four times over, harmless where no limit stops them.
 const (
-	selftestPids   = 64
-	selftestMemory = 64 << 20
-	forkbombCount  = 4 * selftestPids
-	hogBytes       = 4 * selftestMemory
+	limitPids     = 64
+	limitMemory   = 64 << 20
+	forkbombCount = 4 * limitPids
+	hogBytes      = 4 * limitMemory
 )
+
+// allowlistReaches says whether the allowlist lets a command reach addr
+// (HOST:PORT) through the proxy.
+func allowlistReaches(a *sandbox.Allowlist, addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	n, perr := strconv.ParseUint(port, 10, 16)
+	if a == nil || a.Rules == nil || err != nil || perr != nil {
+		return false
+	}
+	return a.Rules.Check(host, uint16(n)) == nil
+}
 
 // probeArgs are the probe's arguments for the classes' attempts, in order.
 func probeArgs(p map[string][]attempt) []string {

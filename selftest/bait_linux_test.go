@@ -1,4 +1,4 @@
-package main
+package selftest
 
 import (
 	"net"
@@ -15,7 +15,7 @@ import (
 // TestMain lets this test binary be the bait's host process, as the
 // forgebox binary is for selftest.
 func TestMain(m *testing.M) {
-	if len(os.Args) > 1 && os.Args[1] == probeVerb {
+	if len(os.Args) > 1 && os.Args[1] == ProbeVerb {
 		probe.Main(os.Args[2:], os.Stdout)
 		os.Exit(0)
 	}
