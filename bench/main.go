@@ -54,7 +54,7 @@ func main() {
 	netRequests := flag.Int("net-requests", 50, "connections per round for the proxy's latency figure")
 	tree := flag.Int("tree-files", 100000, "files in the workspace of the post-run check's figure (0: skip it)")
 	treeN := flag.Int("tree-n", 60, "paired runs for the post-run check's figure")
-	baseline := flag.String("baseline", "", "an earlier forgebox binary to compare the post-run check with")
+	baseline := flag.String("baseline", "", "an earlier forgebox binary to compare the post-run check and the MCP round trip with")
 	flag.Parse()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		fail("bwrap is not installed (apt-get install bubblewrap): it is the reference")
@@ -99,7 +99,7 @@ func main() {
 		historyBench(ws, bin, *histN)
 	}
 	if *serve {
-		serveBench(ws, bin, *serveN)
+		serveBench(ws, bin, *baseline, *serveN)
 	}
 	if *network {
 		networkBench(ws, bin, *rounds, *netRequests, *netBytes)
