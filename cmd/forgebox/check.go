@@ -62,13 +62,6 @@ func parseTarget(line string, args, rest []string, bareLine bool) (judgeTarget, 
 	return judgeTarget{argv: rest}, nil
 }
 
-func (t judgeTarget) decide(js *runner.Judge) *policy.Decision {
-	if t.argv != nil {
-		return js.Engine.DecideArgv(js.Ctx, t.argv)
-	}
-	return js.Engine.DecideLine(js.Ctx, t.line)
-}
-
 // display is the command as the person would type it.
 func (t judgeTarget) display() string { return runner.Display(t.line, t.argv) }
 
@@ -114,7 +107,7 @@ func (e env) check(args []string) int {
 	if batch {
 		return e.checkBatch(js)
 	}
-	d := t.decide(js)
+	d := js.Decide(t.line, t.argv)
 	if jsonOut {
 		e.printJSON(d)
 	} else {

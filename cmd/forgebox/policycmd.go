@@ -257,7 +257,7 @@ func (e env) policyExplain(args []string) int {
 	if js == nil {
 		return code
 	}
-	writeExplanation(e.stdout, t, explained{d: t.decide(js), session: js.SessionID, files: js.Files})
+	writeExplanation(e.stdout, t, explained{d: js.Decide(t.line, t.argv), session: js.SessionID, files: js.Files})
 	return 0
 }
 
@@ -287,7 +287,7 @@ func (e env) policyApprove(args []string) int {
 	if js == nil {
 		return code
 	}
-	d := t.decide(js)
+	d := js.Decide(t.line, t.argv)
 	what := truncate(t.display(), 200)
 	switch {
 	case d.Next(false) == policy.Proceed:

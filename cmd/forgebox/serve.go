@@ -382,8 +382,7 @@ func (b *serveBackend) decide(t agent.Target) (*runner.Judge, *policy.Decision, 
 	if err != nil {
 		return nil, nil, err
 	}
-	jt := judgeTarget{line: t.Line, argv: t.Argv}
-	return js, jt.decide(js), nil
+	return js, js.Decide(t.Line, t.Argv), nil
 }
 
 // Check judges a command as forgebox check does.
