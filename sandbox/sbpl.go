@@ -280,9 +280,9 @@ func (p seatbeltPlan) devices(w *sbplWriter) {
 }
 
 // visibility denies the secret locations and --hide paths, and re-exposes
-// the explicit grants beneath them: deeper paths come later and win, a
-// grant after a deny of the same path (an explicit grant beats a default
-// secret, as on Linux).
+// the explicit grants beneath them. In SBPL the last matching rule wins,
+// so rules are written shallowest path first, and at one path the grant
+// after the deny (an explicit grant beats a default secret, as on Linux).
 func (p seatbeltPlan) visibility(w *sbplWriter) {
 	type item struct {
 		path  sbplPath
