@@ -70,7 +70,7 @@ func TestPlanGolden(t *testing.T) {
 			if tt.facts != nil {
 				tt.facts(&f)
 			}
-			items, _, err := buildView(tt.layout, f)
+			items, _, err := buildView(tt.layout, f, newEnforced(tt.layout.Profile, tt.layout.Network, false))
 			if err != nil {
 				t.Fatalf("buildView: %v", err)
 			}
@@ -180,7 +180,7 @@ func TestBuildViewConflicts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		f.Grants["/proc/1"], f.Grants["/dev"] = true, true
-		if _, _, err := buildView(tt.l, f); err == nil {
+		if _, _, err := buildView(tt.l, f, newEnforced(tt.l.Profile, tt.l.Network, false)); err == nil {
 			t.Errorf("buildView(%s) = nil error; want a refusal", tt.name)
 		}
 	}
@@ -191,7 +191,8 @@ func TestExplicitGrantBeatsSecret(t *testing.T) {
 	f := baseFacts()
 	f.Grants["/home/u/.aws"] = true
 	f.Secrets = []hostPath{{"/home/u/.aws", true}}
-	items, enf, err := buildView(layout{Profile: ProfileWorkspace, Workspace: "/home/u/proj", Writable: []string{"/home/u/proj"}, ReadOnly: []string{"/home/u/.aws"}}, f)
+	l := layout{Profile: ProfileWorkspace, Workspace: "/home/u/proj", Writable: []string{"/home/u/proj"}, ReadOnly: []string{"/home/u/.aws"}}
+	items, enf, err := buildView(l, f, newEnforced(l.Profile, l.Network, false))
 	if err != nil {
 		t.Fatal(err)
 	}

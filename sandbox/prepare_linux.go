@@ -80,8 +80,9 @@ func newRun(s Spec, pty bool, rows, cols uint16) (*prepared, error) {
 		Argv: argv, Env: env, AltArg0: alt, Path: lookupEnv(env, "PATH"),
 		Rows: rows, Cols: cols,
 	}
-	p.enforced = Enforced{Sandbox: true, PTY: pty, Namespaces: []string{"user", "pid", "mount", "ipc", "uts"},
-		NoNewPrivs: true, Capabilities: "none"}
+	p.enforced = newEnforced(s.profile(), s.network(), pty)
+	p.enforced.Namespaces = append(p.enforced.Namespaces, "user", "pid", "mount", "ipc", "uts")
+	p.enforced.NoNewPrivs, p.enforced.Capabilities = true, "none"
 	if s.network() != NetHost {
 		p.child.Flags |= flagNewNet
 		p.enforced.Namespaces = append(p.enforced.Namespaces, "net")
@@ -141,7 +142,7 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	facts.Protected = append(facts.Protected, own...)
 	tl.mark("protected paths")
 
-	items, enf, err := buildView(l, facts)
+	items, enf, err := buildView(l, facts, p.enforced)
 	if err != nil {
 		return err
 	}
@@ -149,10 +150,6 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 	if err != nil {
 		return err
 	}
-	enf.Sandbox, enf.PTY, enf.Namespaces = p.enforced.Sandbox, p.enforced.PTY, p.enforced.Namespaces
-	enf.NoNewPrivs, enf.Capabilities = p.enforced.NoNewPrivs, p.enforced.Capabilities
-	enf.Proxy = p.enforced.Proxy
-	enf.Watched = []string{}
 	if p.guard != nil {
 		for _, w := range p.guard.watched {
 			enf.Watched = append(enf.Watched, w.path)
@@ -345,20 +342,12 @@ func (p *prepared) unisolated(why string) {
 	p.child.Flags &^= flagIsolate | flagNewNet
 	p.child.Mounts, p.child.Slots = nil, 0
 	old := p.enforced
-	missing := append([]string{"namespaces (" + why + ")", "read-only host filesystem", "hidden secrets and sockets",
-		"protected paths", "private /tmp and /dev", "network isolation"}, old.Missing...)
-
-	none := []string{}
 	// What the run still has is what it had, less what needs the
 	// namespaces: the kernel layers (Landlock, seccomp and what it
 	// refuses, no_new_privs, capabilities, limits), the profile Landlock
-	// enforces, the watched names. A copy, then the losses, so that a
-	// field added to Enforced is not dropped here by omission.
-	// Network: without a namespace of its own the command has the host's.
-	e := old
-	e.Sandbox, e.Missing, e.Namespaces, e.Network, e.Proxy = false, missing, none, NetHost, ""
-	e.ReadOnlyRoot, e.Writable, e.Hidden, e.Sockets, e.Protected, e.PrivateDirs = false, none, none, none, none, none
-	p.enforced = e
+	// enforces, the watched names.
+	p.enforced = old.withoutSandbox("namespaces ("+why+")", "read-only host filesystem", "hidden secrets and sockets",
+		"protected paths", "private /tmp and /dev", "network isolation")
 	if old.LandlockABI > 0 {
 		// The host's own /dev, /proc and temporary directories stand
 		// where the sandbox's would have been: HostRules keeps them

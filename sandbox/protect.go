@@ -25,8 +25,14 @@ var (
 	protectedDirs = []string{".vscode", ".idea", ".claude", ".forgebox", ".devcontainer", ".cursor", ".gemini",
 		".codex", ".husky", ".cargo"}
 	// protectedGit are what Git executes or follows from the workspace's
-	// own Git directory (gitDir protects them there and in nested ones).
-	protectedGit = []string{".git/hooks", ".git/config", ".git/config.worktree", ".git/commondir"}
+	// own Git directory (gitDirFiles, protected there and in nested ones).
+	protectedGit = func() []string {
+		var out []string
+		for _, f := range gitDirFiles {
+			out = append(out, ".git/"+f.Name)
+		}
+		return out
+	}()
 )
 
 // anyDepthNames are the protected names whose consumer reads them in any
@@ -51,7 +57,13 @@ var anyDepthNames = []string{".envrc", ".mcp.json", ".npmrc", ".yarnrc.yml", ".p
 
 // gitInner are the entries of a Git directory that make Git run a program
 // or read another directory: protected in every repository, at any depth.
-var gitInner = []string{"hooks", "config", "config.worktree", "commondir", "modules", "worktrees"}
+var gitInner = func() []string {
+	var out []string
+	for _, f := range gitDirFiles {
+		out = append(out, f.Name)
+	}
+	return append(out, gitModules, gitWorktrees)
+}()
 
 // ProtectedNames are the workspace-relative paths (slash-separated) the
 // sandbox keeps read-only in the workspace root, existing or not.

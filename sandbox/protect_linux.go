@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"bufio"
 	"cmp"
 	"fmt"
 	"os"
@@ -119,63 +118,43 @@ func (g *guard) gitEntry(dotgit, worktree string, atWorkspace bool) error {
 		return g.add(dotgit, false)
 	}
 	g.paths = append(g.paths, protectedPath{Path: dotgit, Dir: true, Pin: true, Dev: uint64(st.Dev), Ino: st.Ino})
-	return g.gitDir(dotgit, uint64(st.Dev), st.Ino, worktree, 0)
+	return g.gitDir(dotgit, uint64(st.Dev), st.Ino, worktree)
 }
 
-// gitDir protects what Git executes or follows from a Git directory: hooks,
-// config, commondir (which would point Git at another directory's config)
-// and the same files of its linked worktrees. A missing hooks directory or
-// commondir is held by a placeholder, because a background git (an
-// editor's `git status`) may act on them while the run is still going.
-// dev and ino, when set, are the directory's identity as inspected.
-func (g *guard) gitDir(dir string, dev, ino uint64, worktree string, level int) error {
-	for _, name := range []string{"hooks", "commondir"} {
-		p := filepath.Join(dir, name)
-		h, err := holdPlaceholder(dir, dev, ino, name, name == "hooks")
-		switch {
-		case err == nil:
-			g.held = append(g.held, h)
-			g.paths = append(g.paths, protectedPath{Path: p, Dir: name == "hooks", Dev: h.dev, Ino: h.ino})
-		case err == unix.EEXIST: // the real thing
-			if err := g.add(p, false); err != nil {
-				return err
-			}
+// gitDir protects what Git executes or follows from a Git directory and
+// its submodules' (walkGitDir, the rule of every OS). A missing hooks
+// directory or commondir is held by a placeholder, because a background
+// git (an editor's `git status`) may act on them while the run is still
+// going. dev and ino, when set, are the directory's identity as inspected.
+func (g *guard) gitDir(dir string, dev, ino uint64, worktree string) error {
+	return walkGitDir(dir, worktree, func(d string, level int, paths []gitProtected) error {
+		if level > 0 {
+			dev, ino = 0, 0
 		}
-		// Otherwise forgebox may not create it, and neither may the
-		// command: it runs with the same rights.
-	}
-	for _, name := range []string{"config", "config.worktree"} {
-		if err := g.add(filepath.Join(dir, name), false); err != nil {
-			return err
-		}
-	}
-	if hp := hooksPath(filepath.Join(dir, "config"), worktree); hp != "" && g.inRoots(hp) {
-		if err := g.add(hp, false); err != nil {
-			return err
-		}
-	}
-	// A linked worktree's commondir and gitdir decide which repository
-	// (and config) Git uses there.
-	for name, mode := range listDir(filepath.Join(dir, "worktrees")) {
-		if mode.IsDir() {
-			for _, f := range []string{"commondir", "gitdir", "config.worktree"} {
-				if err := g.add(filepath.Join(dir, "worktrees", name, f), false); err != nil {
+		for _, p := range paths {
+			switch {
+			case p.File != nil && p.File.Hold:
+				h, err := holdPlaceholder(d, dev, ino, p.File.Name, p.File.Dir)
+				switch {
+				case err == nil:
+					g.held = append(g.held, h)
+					g.paths = append(g.paths, protectedPath{Path: p.Path, Dir: p.File.Dir, Dev: h.dev, Ino: h.ino})
+				case err == unix.EEXIST: // the real thing
+					if err := g.add(p.Path, false); err != nil {
+						return err
+					}
+				}
+				// Otherwise forgebox may not create it, and neither may
+				// the command: it runs with the same rights.
+			case p.HooksPath && !g.inRoots(p.Path):
+			default:
+				if err := g.add(p.Path, false); err != nil {
 					return err
 				}
 			}
 		}
-	}
-	if level >= 3 {
 		return nil
-	}
-	for name, mode := range listDir(filepath.Join(dir, "modules")) {
-		if mode.IsDir() { // not a symlink
-			if err := g.gitDir(filepath.Join(dir, "modules", name), 0, 0, "", level+1); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+	})
 }
 
 // add protects path when it exists. A missing path is watched when watch is
@@ -240,7 +219,7 @@ func (g *guard) nested(r string, ix *treeIndex) error {
 		case ".git":
 			err = g.gitEntry(p, filepath.Dir(p), false)
 		case "HEAD": // a bare repository
-			err = g.gitDir(filepath.Dir(p), 0, 0, "", 0)
+			err = g.gitDir(filepath.Dir(p), 0, 0, "")
 		default:
 			err = g.add(p, false)
 		}
@@ -269,59 +248,4 @@ func (g *guard) release() {
 		h.release()
 	}
 	g.held = nil
-}
-
-// submodulePaths lists the submodule directories .gitmodules declares.
-func submodulePaths(root string) []string {
-	f, err := os.Open(filepath.Join(root, ".gitmodules"))
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		k, v, ok := strings.Cut(strings.TrimSpace(sc.Text()), "=")
-		if !ok || !strings.EqualFold(strings.TrimSpace(k), "path") {
-			continue
-		}
-		p := filepath.Join(root, strings.Trim(strings.TrimSpace(v), `"`))
-		if pathtree.Within(p, root) && p != root {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// hooksPath reads core.hooksPath from a Git config file and resolves it
-// against the worktree; "" when unset.
-func hooksPath(config, worktree string) string {
-	f, err := os.Open(config)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	section := ""
-	var value string
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			section = strings.ToLower(strings.Fields(strings.Trim(line, "[]") + " ")[0])
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if ok && section == "core" && strings.EqualFold(strings.TrimSpace(k), "hookspath") {
-			value = strings.Trim(strings.TrimSpace(v), `"`)
-		}
-	}
-	switch {
-	case value == "":
-		return ""
-	case filepath.IsAbs(value):
-		return filepath.Clean(value)
-	case worktree == "":
-		return ""
-	}
-	return filepath.Join(worktree, value)
 }

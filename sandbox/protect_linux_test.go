@@ -219,22 +219,6 @@ func TestGuardQuarantines(t *testing.T) {
 	}
 }
 
-func TestHooksPath(t *testing.T) {
-	dir := t.TempDir()
-	for _, tt := range []struct{ config, want string }{
-		{"[core]\n\thooksPath = .githooks\n", filepath.Join(dir, ".githooks")},
-		{"[core]\n\thookspath = \"/abs/hooks\"\n", "/abs/hooks"},
-		{"[alias]\n\thooksPath = x\n", ""},
-		{"", ""},
-	} {
-		cfg := filepath.Join(dir, "config")
-		mkfile(t, cfg, tt.config)
-		if got := hooksPath(cfg, dir); got != tt.want {
-			t.Errorf("hooksPath(%q) = %q; want %q", tt.config, got, tt.want)
-		}
-	}
-}
-
 func TestHostSockets(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "app.sock")

@@ -19,12 +19,14 @@ import (
 // watched: whatever the run created there is moved aside once the tree is
 // dead, as on Linux.
 //
-// Narrower than on Linux: a missing .git/hooks or .git/commondir is not
-// held by a placeholder while the run goes on (a git outside the sandbox
-// could act on what the command plants there before it is moved aside),
-// core.hooksPath and submodules listed in .gitmodules are not followed,
-// and a repository made during the run has its config vetted with the
-// allowlist below, a copy of the Linux one.
+// What is protected in and from a Git directory is the rule of every OS
+// (walkGitDir: hooks, config, commondir, core.hooksPath, linked worktrees'
+// and submodules' Git files; submodules .gitmodules lists), and a
+// repository made during the run has its config vetted by the same
+// allowlist (configTextRisk). Narrower than on Linux: a missing
+// .git/hooks or .git/commondir is not held by a placeholder while the run
+// goes on (a git outside the sandbox could act on what the command plants
+// there before it is moved aside).
 
 // protectedRel is a protected path below a writable root.
 type protectedRel struct {
@@ -40,6 +42,7 @@ type winWatch struct {
 
 // winGuard holds the protected paths of a run's writable roots.
 type winGuard struct {
+	roots     []string
 	byRoot    map[string][]protectedRel
 	protected []string
 	watched   []winWatch
@@ -60,11 +63,18 @@ var winScanSkip = []string{"node_modules", ".cache", "__pycache__", ".venv", "ve
 // protectWindows finds the protected paths of the writable roots; names
 // missing at the workspace root are watched.
 func protectWindows(workspace string, roots []string) (*winGuard, error) {
-	g := &winGuard{byRoot: map[string][]protectedRel{}, budget: winScanMaxDirs}
+	g := &winGuard{roots: roots, byRoot: map[string][]protectedRel{}, budget: winScanMaxDirs}
 	for _, r := range roots {
 		at := strings.EqualFold(r, workspace)
 		if err := g.gitEntry(r, nil, at); err != nil {
 			return nil, err
+		}
+		for _, sub := range submodulePaths(r) {
+			if rel, ok := relBelow(r, sub); ok {
+				if err := g.gitEntry(r, rel, false); err != nil {
+					return nil, err
+				}
+			}
 		}
 		for _, name := range append(slices.Clone(protectedFiles), protectedDirs...) {
 			p := filepath.Join(r, name)
@@ -104,19 +114,46 @@ func (g *winGuard) gitEntry(root string, rel []string, atWorkspace bool) error {
 		g.add(root, gitRel, st.Mode()&fs.ModeIrregular != 0)
 		return nil
 	}
-	for _, name := range []string{"hooks", "config", "config.worktree", "commondir"} {
-		p := filepath.Join(dotgit, name)
-		st, err := os.Lstat(p)
-		switch {
-		case err == nil:
-			g.add(root, append(slices.Clone(gitRel), name), st.IsDir() || st.Mode()&fs.ModeIrregular != 0)
-		case os.IsNotExist(err) && (name == "hooks" || name == "commondir"):
-			g.watched = append(g.watched, winWatch{path: p})
-		case !os.IsNotExist(err):
-			return fmt.Errorf("inspect %s: %w", p, err)
+	worktree := filepath.Join(root, filepath.Join(rel...))
+	return walkGitDir(dotgit, worktree, func(_ string, _ int, paths []gitProtected) error {
+		for _, p := range paths {
+			r, prel, ok := g.rootOf(p.Path)
+			if !ok {
+				continue // outside the writable roots the run cannot write it anyway
+			}
+			st, err := os.Lstat(p.Path)
+			switch {
+			case err == nil:
+				g.add(r, prel, st.IsDir() || st.Mode()&fs.ModeIrregular != 0)
+			case os.IsNotExist(err) && p.File != nil && p.File.Hold:
+				g.watched = append(g.watched, winWatch{path: p.Path})
+			case !os.IsNotExist(err):
+				return fmt.Errorf("inspect %s: %w", p.Path, err)
+			}
+		}
+		return nil
+	})
+}
+
+// rootOf finds the writable root p lies beneath, and p's components
+// below it.
+func (g *winGuard) rootOf(p string) (string, []string, bool) {
+	for _, r := range g.roots {
+		if rel, ok := relBelow(r, p); ok {
+			return r, rel, true
 		}
 	}
-	return nil
+	return "", nil, false
+}
+
+// relBelow is p's components below root, when p lies strictly beneath it
+// (compared as Windows does, ignoring case).
+func relBelow(root, p string) ([]string, bool) {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == "." || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) || filepath.IsAbs(rel) {
+		return nil, false
+	}
+	return strings.Split(rel, string(filepath.Separator)), true
 }
 
 // scan looks for nested repositories below rel, within the budget.

@@ -1,10 +1,6 @@
 package sandbox
 
-import (
-	"time"
-
-	"github.com/forgebox/forgebox/cgroup"
-)
+import "time"
 
 // Result is how a run ended.
 type Result struct {
@@ -109,70 +105,3 @@ type Captured struct {
 
 // Truncated reports whether bytes were dropped.
 func (c Captured) Truncated() bool { return c.Omitted > 0 }
-
-// Values of Enforced.UnixSockets.
-const (
-	UnixSocketsRefused = "refused"
-	UnixSocketsAllowed = "allowed"
-)
-
-// Enforced says what isolation was really applied to a run.
-type Enforced struct {
-	// Sandbox is false when --best-effort fell back to running without
-	// namespaces; everything below is then empty.
-	Sandbox    bool     `json:"sandbox"`
-	Namespaces []string `json:"namespaces"`
-	Network    Network  `json:"network"`
-	// Proxy is the allowlist proxy's address inside the sandbox (NetAllow).
-	Proxy   string  `json:"proxy,omitempty"`
-	Profile Profile `json:"profile"`
-	// ReadOnlyRoot: the host tree is mounted read-only, recursively.
-	ReadOnlyRoot bool `json:"read_only_root"`
-	// Writable lists the writable roots.
-	Writable []string `json:"writable"`
-	// Hidden lists the secret locations covered with empty read-only
-	// entries; Sockets the host Unix sockets covered the same way.
-	Hidden  []string `json:"hidden"`
-	Sockets []string `json:"sockets_hidden"`
-	// Protected lists read-only paths inside writable roots. Watched lists
-	// protected names missing when the run started: what the run creates
-	// there is moved aside afterwards (Result.Quarantined).
-	Protected []string `json:"protected"`
-	Watched   []string `json:"watched"`
-	// PrivateDirs are the tmpfs mounts private to the run.
-	PrivateDirs []string `json:"private_dirs"`
-	PTY         bool     `json:"pty"`
-	// LandlockABI is the Landlock ABI the ruleset was built for, 0 when
-	// Landlock was not applied; LandlockRules counts its path rules.
-	// LandlockTCP: TCP bind and connect are denied (ABI 4+);
-	// LandlockScoped: abstract Unix sockets and signals are scoped to the
-	// sandbox (ABI 6+).
-	// LandlockConnectPorts are the ports TCP connect is allowed to
-	// nonetheless (the proxy's, with NetAllow).
-	LandlockABI          int      `json:"landlock_abi"`
-	LandlockRules        int      `json:"landlock_rules"`
-	LandlockTCP          bool     `json:"landlock_tcp_denied"`
-	LandlockConnectPorts []uint16 `json:"landlock_tcp_connect_ports,omitempty"`
-	LandlockScoped       bool     `json:"landlock_scoped"`
-	// Seccomp: the filter was loaded right before exec; SeccompDenied
-	// names what it refuses.
-	Seccomp       bool     `json:"seccomp"`
-	SeccompDenied []string `json:"seccomp_denied"`
-	// UnixSockets is UnixSocketsRefused when the filter refuses
-	// socket(AF_UNIX), so no pathname Unix socket is reachable, and
-	// UnixSocketsAllowed when the command may create them
-	// (Spec.AllowUnixSockets, or no filter); empty where no sandbox applies.
-	UnixSockets string `json:"unix_sockets,omitempty"`
-	// NoNewPrivs and Capabilities: the command cannot gain privileges
-	// (setuid bits, file capabilities) and starts with every capability
-	// set empty ("none").
-	NoNewPrivs   bool   `json:"no_new_privs"`
-	Capabilities string `json:"capabilities"`
-	// Limits says, for each resource limit, what enforced it (a cgroup
-	// v1 or v2, an rlimit, or nothing) and why not a cgroup; Cgroup is
-	// the run's group, when it had one.
-	Limits *cgroup.Decision `json:"limits"`
-	Cgroup string           `json:"cgroup,omitempty"`
-	// Missing lists what --best-effort could not enforce.
-	Missing []string `json:"missing,omitempty"`
-}

@@ -147,12 +147,8 @@ func (r *darwinRun) run(ctx context.Context, spec Spec, st Streams, tl *darwinTi
 // where sandbox-exec is missing or refuses: only the environment filtering,
 // the private TMPDIR, the terminal relay and the session handling remain.
 func (r *darwinRun) unsandboxed(un *UnavailableError) {
-	old := r.enforced
-	none := []string{}
-	r.enforced = Enforced{PTY: old.PTY, Namespaces: none, Writable: none, Hidden: none, Sockets: none, Protected: none,
-		Watched: none, PrivateDirs: none, SeccompDenied: none, Limits: old.Limits,
-		Missing: append([]string{"sandbox-exec (" + un.Reason + ")", "read-only host filesystem", "hidden secrets",
-			"protected paths", "network isolation", "device, process and service restrictions"}, old.Missing...)}
+	r.enforced = r.enforced.withoutSandbox("sandbox-exec ("+un.Reason+")", "read-only host filesystem", "hidden secrets",
+		"protected paths", "network isolation", "device, process and service restrictions")
 	r.warnings = append(r.warnings, "running WITHOUT a sandbox: "+un.Error())
 }
 

@@ -135,10 +135,11 @@ func (w *winLaunch) setUp(ctx context.Context) error {
 	}
 	w.tl.mark("job")
 
-	w.enforced = Enforced{
-		Sandbox: sandboxed, Namespaces: []string{}, Network: r.network, Profile: r.profile,
-		Writable: []string{}, Hidden: []string{}, Sockets: []string{}, Protected: []string{}, Watched: []string{},
-		PrivateDirs: []string{}, PTY: w.st.PTY, Limits: &w.limits.Decision,
+	w.enforced = newEnforced(r.profile, r.network, w.st.PTY)
+	w.enforced.Limits = &w.limits.Decision
+	if !sandboxed {
+		// Missing already says so, in the order it was found.
+		w.enforced = w.enforced.withoutSandbox()
 	}
 	// The temporary directory TEMP names is made in any case; the rest
 	// only for a token that needs it.

@@ -30,7 +30,6 @@ package sandbox
 // deny is a safe deny), and accepts the data-volume prefix.
 
 import (
-	"bufio"
 	"fmt"
 	"io/fs"
 	"os"
@@ -281,9 +280,9 @@ func (p seatbeltPlan) devices(w *sbplWriter) {
 }
 
 // visibility denies the secret locations and --hide paths, and re-exposes
-// the explicit grants beneath them: deeper paths come later and win, a
-// grant after a deny of the same path (an explicit grant beats a default
-// secret, as on Linux).
+// the explicit grants beneath them. In SBPL the last matching rule wins,
+// so rules are written shallowest path first, and at one path the grant
+// after the deny (an explicit grant beats a default secret, as on Linux).
 func (p seatbeltPlan) visibility(w *sbplWriter) {
 	type item struct {
 		path  sbplPath
@@ -434,8 +433,15 @@ func sbplMatch(s sbplPath) []string {
 		}
 		re += "/(.*/)?(" + strings.Join(names, "|") + ")(/.*)?$"
 	case sbplGitNested:
-		re += "/(" + foldASCII("worktrees") + "|" + foldASCII("modules") + ")/(.+/)?(" + foldASCII("hooks") + "(/.*)?|" +
-			strings.Join([]string{foldASCII("config"), foldASCII("config.worktree"), foldASCII("commondir"), foldASCII("gitdir")}, "|") + ")$"
+		var names []string
+		for _, f := range gitDirNames() {
+			n := foldASCII(f.Name)
+			if f.Dir {
+				n += "(/.*)?"
+			}
+			names = append(names, n)
+		}
+		re += "/(" + foldASCII(gitWorktrees) + "|" + foldASCII(gitModules) + ")/(.+/)?(" + strings.Join(names, "|") + ")$"
 	}
 	return []string{"; " + sbplString(s.Path) + sbplKindNote[s.Kind], "(regex " + sbplString(re) + ")"}
 }
@@ -689,8 +695,9 @@ var seatbeltScanSkip = []string{"node_modules", ".cache", "__pycache__", ".venv"
 
 // seatbeltProtected finds what protectedSBPL needs on the host: nested
 // repositories (two levels down, and the submodules .gitmodules names),
-// core.hooksPath directories, and the targets of protected names that are
-// symlinks into a writable root. It reads and never writes.
+// core.hooksPath directories (of submodules' Git directories too, as on
+// Linux), and the targets of protected names that are symlinks into a
+// writable root. It reads and never writes.
 func seatbeltProtected(roots []string) (paths []sbplPath, warnings []string) {
 	var repos, hooks []string
 	budget := seatbeltScanDirs
@@ -721,11 +728,19 @@ func seatbeltProtected(roots []string) (paths []sbplPath, warnings []string) {
 		if len(queue) > 0 {
 			warnings = append(warnings, fmt.Sprintf("stopped looking for nested Git repositories after %d directories; repositories below %s are not protected", seatbeltScanDirs, queue[0].path))
 		}
-		found = append(found, gitmodulesPaths(r)...)
+		found = append(found, submodulePaths(r)...)
+		// The profile's rules hold every Git file of the table at any
+		// depth (protectedSBPL); what lies elsewhere is core.hooksPath,
+		// of the repository and of its submodules.
 		for _, repo := range found {
-			if h := gitHooksPath(filepath.Join(repo, ".git", "config"), repo); h != "" && inRoots(h) {
-				hooks = append(hooks, h)
-			}
+			_ = walkGitDir(filepath.Join(repo, ".git"), repo, func(_ string, _ int, paths []gitProtected) error {
+				for _, p := range paths {
+					if p.HooksPath && inRoots(p.Path) {
+						hooks = append(hooks, p.Path)
+					}
+				}
+				return nil
+			})
 		}
 		repos = append(repos, found...)
 	}
@@ -744,56 +759,6 @@ func seatbeltProtected(roots []string) (paths []sbplPath, warnings []string) {
 		}
 	}
 	return sortedPaths(paths), warnings
-}
-
-// gitmodulesPaths lists the submodule directories root's .gitmodules names.
-func gitmodulesPaths(root string) []string {
-	var out []string
-	for _, kv := range gitConfigValues(filepath.Join(root, ".gitmodules"), "submodule", "path") {
-		if p := filepath.Join(root, kv); pathtree.Beneath(p, root) {
-			out = append(out, p)
-		}
-	}
-	return out
-}
-
-// gitHooksPath is core.hooksPath of a Git config file, resolved against the
-// worktree; "" when unset.
-func gitHooksPath(config, worktree string) string {
-	v := gitConfigValues(config, "core", "hookspath")
-	if len(v) == 0 || v[len(v)-1] == "" {
-		return ""
-	}
-	h := v[len(v)-1]
-	if !filepath.IsAbs(h) {
-		h = filepath.Join(worktree, h)
-	}
-	return filepath.Clean(h)
-}
-
-// gitConfigValues reads the values of key in the sections named section of
-// a Git config file, roughly: enough for hooksPath and submodule paths.
-func gitConfigValues(file, section, key string) []string {
-	f, err := os.Open(file)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	var out []string
-	cur := ""
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if strings.HasPrefix(line, "[") {
-			cur = strings.ToLower(strings.Fields(strings.Trim(line, "[]") + " ")[0])
-			continue
-		}
-		k, v, ok := strings.Cut(line, "=")
-		if ok && cur == section && strings.EqualFold(strings.TrimSpace(k), key) {
-			out = append(out, strings.Trim(strings.TrimSpace(v), `"`))
-		}
-	}
-	return out
 }
 
 // seatbeltLimits decides the limits of a macOS run. macOS has nothing that

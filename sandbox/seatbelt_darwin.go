@@ -169,9 +169,12 @@ func (r *darwinRun) paths(s Spec, prof Profile, network Network) error {
 			prot = append(prot, p.Path)
 		}
 	}
-	r.enforced = Enforced{Sandbox: true, Namespaces: []string{}, Network: network, Profile: prof,
-		ReadOnlyRoot: true, Writable: nonNil(sortedUnique(writable)), Hidden: nonNil(sortedUnique(slices.Concat(existing, hidden))),
-		Sockets: []string{}, Protected: nonNil(sortedUnique(prot)), Watched: []string{}, SeccompDenied: []string{}}
+	e := newEnforced(prof, network, false)
+	e.ReadOnlyRoot = true
+	e.Writable = append(e.Writable, sortedUnique(writable)...)
+	e.Hidden = append(e.Hidden, sortedUnique(slices.Concat(existing, hidden))...)
+	e.Protected = append(e.Protected, sortedUnique(prot)...)
+	r.enforced = e
 	return nil
 }
 
@@ -235,13 +238,6 @@ func developerDir() string {
 		return ""
 	}
 	return dev
-}
-
-func nonNil(s []string) []string {
-	if s == nil {
-		return []string{}
-	}
-	return s
 }
 
 // CheckRoots refuses the workspace and --rw paths of s exactly as Run

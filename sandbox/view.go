@@ -50,12 +50,13 @@ var strictVisible = []string{"/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64"
 // managed are top-level paths the view always replaces.
 var managed = []string{"/proc", "/dev", "/tmp", "/run"}
 
-// buildView lists what the command's filesystem view places where. The
+// buildView lists what the command's filesystem view places where, and
+// adds what it enforces to base (newEnforced). The
 // order does not matter: planMounts sorts parents before children. The order
 // of the steps does: a later step replaces an earlier one's item at the
 // same path only where it says so.
-func buildView(l layout, f hostFacts) ([]viewItem, Enforced, error) {
-	v := viewBuilder{items: map[string]viewItem{}, facts: f}
+func buildView(l layout, f hostFacts, base Enforced) ([]viewItem, Enforced, error) {
+	v := viewBuilder{items: map[string]viewItem{}, facts: f, enf: base}
 	v.base()
 	if l.Profile == ProfileStrict {
 		v.strict()
@@ -93,7 +94,7 @@ func (v *viewBuilder) base() {
 	for _, d := range []string{"/proc", "/dev", "/dev/pts", "/dev/shm", "/tmp"} {
 		v.put(viewItem{Kind: kindBase, Path: d, Dir: true})
 	}
-	v.enf.PrivateDirs = []string{"/tmp", "/dev/shm"}
+	v.enf.PrivateDirs = append(v.enf.PrivateDirs, "/tmp", "/dev/shm")
 	for _, d := range []string{"/var/tmp", "/run", "/var/run"} {
 		if v.facts.Dirs[d] {
 			v.put(viewItem{Kind: kindBase, Path: d, Dir: true})
@@ -127,7 +128,7 @@ func (v *viewBuilder) grants(l layout) error {
 			return err
 		}
 	}
-	v.enf.Writable = slices.Clone(l.Writable)
+	v.enf.Writable = append(v.enf.Writable, l.Writable...)
 	for _, p := range l.ReadOnly {
 		if slices.Contains(l.Writable, p) {
 			return invalidf("%s is granted both read-only and read-write", p)
@@ -197,7 +198,7 @@ func (v *viewBuilder) protected() {
 }
 
 // finish returns the items parents first, and the enforcement report with
-// sorted, non-nil lists.
+// sorted lists.
 func (v *viewBuilder) finish(l layout) ([]viewItem, Enforced, error) {
 	out := make([]viewItem, 0, len(v.items))
 	for _, it := range v.items {
@@ -214,11 +215,6 @@ func (v *viewBuilder) finish(l layout) ([]viewItem, Enforced, error) {
 		slices.Sort(*s)
 		*s = slices.Compact(*s)
 	}
-	for _, s := range []*[]string{&enf.Hidden, &enf.Sockets, &enf.Protected, &enf.Writable} {
-		if *s == nil {
-			*s = []string{}
-		}
-	}
-	enf.Profile, enf.Network, enf.ReadOnlyRoot = l.Profile, l.Network, true
+	enf.ReadOnlyRoot = true
 	return out, enf, nil
 }

@@ -106,6 +106,26 @@ func TestWireNamesMatchC(t *testing.T) {
 			t.Errorf("the parent branches on step %q, which the C child never reports", s)
 		}
 	}
+
+	// The verb the constructor preforks for is one cmd/forgebox
+	// dispatches (to its run).
+	main, err := os.ReadFile("../cmd/forgebox/main.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if verb := fmt.Sprint(defs["FB_RUN_VERB"]); !regexp.MustCompile(`(?m)^\s*case\s+[^:\n]*"` + regexp.QuoteMeta(verb) + `"[^:\n]*:`).Match(main) {
+		t.Errorf("cmd/forgebox/main.go does not dispatch the verb %q (FB_RUN_VERB)", verb)
+	}
+
+	// The mount attributes Go puts in mount ops, which the C side tests
+	// by its own names.
+	child := cHeaderConstants(t, "child_linux.h")
+	for name, want := range map[string]int{"FB_MOUNT_ATTR_RDONLY": attrRdonly, "FB_MOUNT_ATTR_NOSUID": attrNosuid,
+		"FB_MOUNT_ATTR_NODEV": attrNodev, "FB_MOUNT_ATTR_NOEXEC": attrNoexec} {
+		if c, ok := child[name]; !ok || c != want {
+			t.Errorf("child_linux.h: %s = %v, Go has %d", name, c, want)
+		}
+	}
 }
 
 // cHeaderConstants reads the #defines and enum values of a C header:
@@ -140,7 +160,7 @@ func cHeaderConstants(t *testing.T, file string) map[string]any {
 		}
 		v := 0
 		for i, part := range strings.Split(expr, "<<") {
-			n, err := strconv.ParseInt(strings.TrimSpace(part), 0, 64)
+			n, err := strconv.ParseInt(strings.TrimRight(strings.TrimSpace(part), "UL"), 0, 64)
 			if err != nil {
 				t.Fatalf("%s = %s: cannot read %q", name, expr, part)
 			}
