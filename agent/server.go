@@ -27,8 +27,8 @@ import (
 // server adds only what a model needs: tools, approvals through the
 // client, and results shaped for a model.
 type Backend interface {
-	// Run runs one command through forgebox run and returns what
-	// forgebox run --json printed.
+	// Run runs one command on forgebox run's run path and returns the
+	// result forgebox run --json would print, as data.
 	Run(ctx context.Context, r RunRequest) (RunResult, error)
 	// Check judges a command as forgebox run would in r.Dir.
 	Check(ctx context.Context, r Target) (*policy.Decision, error)

@@ -32,8 +32,8 @@ const serveUsage = `Usage:
   forgebox serve [flags]
 
 Serves forgebox to an agent as an MCP server on stdin and stdout. Every
-command a tool runs goes through forgebox run, with the settings given here:
-the same judge, sandbox and history as on the command line. The model can
+command a tool runs goes through forgebox run's run path, with the settings
+given here: the same judge, sandbox and history as on the command line. The model can
 choose a command, its directory inside the workspace and a timeout up to
 --timeout; it cannot widen the workspace, the network, the limits or the
 policy. A command that needs approval is put to the person through the
@@ -154,11 +154,12 @@ func (e env) serve(args []string) int {
 	return 0
 }
 
-// serveBackend is agent.Backend over forgebox's own run path: each command
-// is a forgebox run of this binary (so a command's crash, hang or kill
-// never takes the server down, and every run is judged, sandboxed and
-// recorded exactly as on the command line); judging and approving happen
-// in this process, with the code forgebox check and policy approve use.
+// serveBackend is agent.Backend over forgebox's own run path (package
+// runner), in this process: every run is judged, sandboxed and recorded
+// exactly as on the command line, and the command runs in the sandbox's
+// own processes, so its crash, hang or kill never takes the server down.
+// A shell session is a forgebox run --pty of this binary, with the
+// server's flags.
 type serveBackend struct {
 	exe       string
 	forward   []string
