@@ -9,10 +9,10 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"unicode/utf8"
 
 	"golang.org/x/term"
 
+	"github.com/forgebox/forgebox/agent"
 	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/runner"
@@ -51,10 +51,6 @@ tool); 1 when called for an event other than PreToolUse (Claude Code shows
 the error and goes on); 2 when misused (an unknown agent, bad flags, stdin a
 terminal): Claude Code blocks the command and shows Claude why. Flags:
 `
-
-// maxHookInput bounds what is read of the hook's input: a command over
-// policy.MaxLineBytes is asked about anyway.
-const maxHookInput = 1 << 20
 
 // Exit statuses of forgebox hook claude, as Claude Code reads them. Every
 // answer, an ask about unreadable input too, goes out with 0: older
@@ -97,26 +93,26 @@ func (e env) hook(args []string) int {
 		e.errorf("hook claude: reads the JSON Claude Code sends a PreToolUse hook on stdin; register it in .claude/settings.json (see forgebox hook --help)")
 		return exitHookBlock
 	}
-	data, err := io.ReadAll(io.LimitReader(e.stdin, maxHookInput+1))
+	data, err := io.ReadAll(io.LimitReader(e.stdin, agent.MaxClaudeInput+1))
 	if err != nil {
 		return e.hookCannot(o, fmt.Errorf("read the hook input: %w", err))
 	}
-	in, err := parseClaudeInput(data)
-	var other *otherEventError
+	in, err := agent.ParseClaudeInput(data)
+	var other *agent.OtherEventError
 	switch {
 	case errors.As(err, &other):
 		e.errorf("hook claude: %v", err)
 		return exitHookOtherEvent
 	case err != nil:
 		return e.hookCannot(o, err)
-	case in.tool != "Bash":
+	case in.Tool != "Bash":
 		return 0
 	}
 	return e.hookBash(o, in)
 }
 
 // hookBash judges a Bash command and prints the answer.
-func (e env) hookBash(o hookOpts, in claudeInput) int {
+func (e env) hookBash(o hookOpts, in agent.ClaudeInput) int {
 	js, err := loadHookJudge(o, in)
 	if err != nil {
 		info, _ := explain(&runner.PolicyError{Err: err})
@@ -129,7 +125,7 @@ func (e env) hookBash(o hookOpts, in claudeInput) int {
 	for _, w := range js.Warnings {
 		e.errorf("warning: %s", w)
 	}
-	d := js.Engine.DecideLine(js.Ctx, in.command)
+	d := js.Engine.DecideLine(js.Ctx, in.Command)
 	exe, exeErr := os.Executable()
 	if exeErr == nil {
 		exe, exeErr = filepath.Abs(exe)
@@ -200,104 +196,16 @@ func checkRunFlags(args []string) error {
 	return bad
 }
 
-// claudeInput is what forgebox reads of a PreToolUse hook's input.
-type claudeInput struct {
-	sessionID, cwd, permissionMode string
-	tool                           string
-	// toolInput is every field of tool_input, kept as it came: updatedInput
-	// replaces the whole object, so the fields the hook does not change
-	// must go back unchanged.
-	toolInput map[string]json.RawMessage
-	command   string
-}
-
-// otherEventError is input of an event other than PreToolUse: the hook is
-// registered in the wrong place.
-type otherEventError struct{ event string }
-
-func (e *otherEventError) Error() string {
-	return fmt.Sprintf("called for the %s event: register forgebox hook claude under hooks.PreToolUse with the matcher Bash", truncate(e.event, 40))
-}
-
-// parseClaudeInput reads the hook's input. Keys are matched exactly, as
-// Claude Code reads them: encoding/json would also take "Command" for
-// "command", and judge another command than the one that runs.
-func parseClaudeInput(data []byte) (claudeInput, error) {
-	var in claudeInput
-	if len(data) > maxHookInput {
-		return in, fmt.Errorf("the hook input is larger than %d bytes", maxHookInput)
-	}
-	if !utf8.Valid(data) {
-		return in, errors.New("the hook input is not valid UTF-8")
-	}
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil || top == nil {
-		if err == nil {
-			err = errors.New("it is null")
-		}
-		return in, fmt.Errorf("the hook input is not a JSON object: %v", err)
-	}
-	event, err := jsonString(top, "hook_event_name")
-	if err != nil {
-		return in, err
-	}
-	if event != "" && event != "PreToolUse" {
-		return in, &otherEventError{event}
-	}
-	for _, f := range []struct {
-		key string
-		to  *string
-	}{{"session_id", &in.sessionID}, {"cwd", &in.cwd}, {"permission_mode", &in.permissionMode}, {"tool_name", &in.tool}} {
-		if *f.to, err = jsonString(top, f.key); err != nil {
-			return in, err
-		}
-	}
-	if in.tool == "" {
-		return in, errors.New("the hook input has no tool_name")
-	}
-	if in.tool != "Bash" {
-		return in, nil
-	}
-	raw, ok := top["tool_input"]
-	if !ok {
-		return in, errors.New("the hook input has no tool_input")
-	}
-	if err := json.Unmarshal(raw, &in.toolInput); err != nil || in.toolInput == nil {
-		return in, errors.New("the hook input's tool_input is not a JSON object")
-	}
-	cmd, ok := in.toolInput["command"]
-	if !ok || string(cmd) == "null" {
-		return in, errors.New("the hook input's tool_input has no command")
-	}
-	if err := json.Unmarshal(cmd, &in.command); err != nil {
-		return in, errors.New("the hook input's tool_input.command is not a string")
-	}
-	return in, nil
-}
-
-// jsonString is the string at key, "" when it is absent or null.
-func jsonString(m map[string]json.RawMessage, key string) (string, error) {
-	raw, ok := m[key]
-	if !ok || string(raw) == "null" {
-		return "", nil
-	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
-		return "", fmt.Errorf("the hook input's %s is not a string", key)
-	}
-	return s, nil
-}
-
 // loadHookJudge loads the policy as forgebox check would, from where
 // Claude Code runs the command: the hook's cwd, in the project's
 // workspace, with the Claude Code session's approvals.
-func loadHookJudge(o hookOpts, in claudeInput) (*runner.Judge, error) {
+func loadHookJudge(o hookOpts, in agent.ClaudeInput) (*runner.Judge, error) {
 	h, err := runner.CurrentHost()
 	if err != nil {
 		return nil, err
 	}
-	if filepath.IsAbs(in.cwd) {
-		h.Cwd = in.cwd
+	if filepath.IsAbs(in.Cwd) {
+		h.Cwd = in.Cwd
 	}
 	p := o.pol
 	if p.Workspace == "" {
@@ -306,41 +214,18 @@ func loadHookJudge(o hookOpts, in claudeInput) (*runner.Judge, error) {
 			p.Workspace = dir
 		}
 	}
-	if p.Session == "" && in.sessionID != "" && runner.ValidSessionID(in.sessionID) == nil {
-		p.Session = in.sessionID
+	if p.Session == "" && in.SessionID != "" && runner.ValidSessionID(in.SessionID) == nil {
+		p.Session = in.SessionID
 	}
 	return runner.LoadJudge(h, p.PolicyOptions)
 }
 
-// claudeOutput is a PreToolUse hook's answer.
-type claudeOutput struct {
-	SystemMessage string         `json:"systemMessage,omitempty"`
-	Specific      claudeDecision `json:"hookSpecificOutput"`
-}
-
-type claudeDecision struct {
-	HookEventName string `json:"hookEventName"`
-	Decision      string `json:"permissionDecision"`
-	// Reason is shown to the person for allow and ask, to Claude for deny.
-	Reason string `json:"permissionDecisionReason,omitempty"`
-	// UpdatedInput replaces tool_input whole.
-	UpdatedInput map[string]any `json:"updatedInput,omitempty"`
-}
-
-func claudeSays(decision, reason string) claudeOutput {
-	return claudeOutput{Specific: claudeDecision{HookEventName: "PreToolUse", Decision: decision, Reason: truncate(reason, maxReason)}}
-}
-
-// maxReason keeps a reason well under the 10,000 characters Claude Code
-// shows of a hook's strings.
-const maxReason = 4000
-
 // claudeAnswer turns the judge's decision into the hook's answer; with
 // --wrap, the command is rewritten to run inside forgebox.
-func claudeAnswer(o hookOpts, in claudeInput, js *runner.Judge, d *policy.Decision, exe string, exeErr error) claudeOutput {
+func claudeAnswer(o hookOpts, in agent.ClaudeInput, js *runner.Judge, d *policy.Decision, exe string, exeErr error) agent.ClaudeOutput {
 	next := d.Next(false)
 	if next == policy.Refuse {
-		return claudeSays("deny", fmt.Sprintf("forgebox denies this command: %s; rule: %s; %s",
+		return agent.ClaudeSays("deny", fmt.Sprintf("forgebox denies this command: %s; rule: %s; %s",
 			flat(strings.Join(d.Reasons, "; ")), d.Rule, denyHint(d)))
 	}
 	var reason string
@@ -353,15 +238,15 @@ func claudeAnswer(o hookOpts, in claudeInput, js *runner.Judge, d *policy.Decisi
 		reason = fmt.Sprintf("forgebox asks: %s (risk %d of 10, %s: %s, %s)", flat(askReasons(d)), d.Risk, d.Level, levelMeaning(d.Level), d.Category)
 	}
 	if !o.wrap {
-		return claudeSays(d.Action.String(), reason)
+		return agent.ClaudeSays(d.Action.String(), reason)
 	}
 	// Nothing runs outside forgebox with --wrap: what cannot be wrapped is
 	// denied.
 	switch {
-	case strings.IndexByte(in.command, 0) >= 0:
-		return claudeSays("deny", "forgebox cannot run this command in its sandbox: it holds a NUL byte, which no shell argument can carry")
+	case strings.IndexByte(in.Command, 0) >= 0:
+		return agent.ClaudeSays("deny", "forgebox cannot run this command in its sandbox: it holds a NUL byte, which no shell argument can carry")
 	case exeErr != nil:
-		return claudeSays("deny", fmt.Sprintf("forgebox cannot run this command in its sandbox: find the forgebox binary: %v", exeErr))
+		return agent.ClaudeSays("deny", fmt.Sprintf("forgebox cannot run this command in its sandbox: find the forgebox binary: %v", exeErr))
 	}
 	args := []string{}
 	if js.SessionID != "" {
@@ -372,7 +257,7 @@ func claudeAnswer(o hookOpts, in claudeInput, js *runner.Judge, d *policy.Decisi
 		args = append(args, "--policy", js.UserConfig)
 	}
 	if next == policy.AskPerson {
-		if claudePrompts(in.permissionMode) {
+		if agent.ClaudePrompts(in.PermissionMode) {
 			args = append(args, "--yes")
 			reason += "; if you approve it, it runs once inside forgebox's sandbox"
 		} else {
@@ -381,18 +266,18 @@ func claudeAnswer(o hookOpts, in claudeInput, js *runner.Judge, d *policy.Decisi
 				session = "ID"
 			}
 			reason += fmt.Sprintf("; Claude Code's permission mode %q may not show you this prompt, so the command goes to forgebox run without an approval, "+
-				"and forgebox run refuses it unless you approve it there (forgebox policy approve --session %s -c 'COMMAND')", in.permissionMode, session)
+				"and forgebox run refuses it unless you approve it there (forgebox policy approve --session %s -c 'COMMAND')", in.PermissionMode, session)
 		}
 	} else {
 		reason += "; it runs inside forgebox's sandbox"
 	}
 	args = append(args, o.run...)
-	updated := make(map[string]any, len(in.toolInput))
-	for k, v := range in.toolInput {
+	updated := make(map[string]any, len(in.ToolInput))
+	for k, v := range in.ToolInput {
 		updated[k] = v
 	}
-	updated["command"] = wrapCommand(exe, args, in.command)
-	out := claudeSays(d.Action.String(), reason)
+	updated["command"] = wrapCommand(exe, args, in.Command)
+	out := agent.ClaudeSays(d.Action.String(), reason)
 	out.Specific.UpdatedInput = updated
 	return out
 }
@@ -400,17 +285,6 @@ func claudeAnswer(o hookOpts, in claudeInput, js *runner.Judge, d *policy.Decisi
 // flat keeps a reason on one line.
 func flat(s string) string {
 	return strings.NewReplacer("\n", `\n`, "\r", `\r`).Replace(s)
-}
-
-// claudePrompts reports whether a hook's "ask" reaches a person in
-// Claude Code's permission mode: dontAsk denies what would prompt, and
-// bypassPermissions skips prompts; an unknown mode is not trusted to ask.
-func claudePrompts(mode string) bool {
-	switch mode {
-	case "default", "acceptEdits", "plan", "auto":
-		return true
-	}
-	return false
 }
 
 // wrapCommand is the shell command line that runs line with forgebox run
@@ -424,16 +298,16 @@ func wrapCommand(exe string, args []string, line string) string {
 // the person, or with --wrap denies it, and says why.
 func (e env) hookCannot(o hookOpts, err error) int {
 	e.errorf("hook claude: %v", err)
-	out := claudeSays("ask", "forgebox cannot judge this command: "+err.Error())
+	out := agent.ClaudeSays("ask", "forgebox cannot judge this command: "+err.Error())
 	if o.wrap {
-		out = claudeSays("deny", "forgebox cannot run this command in its sandbox: "+err.Error()+" (with --wrap, nothing runs outside forgebox)")
+		out = agent.ClaudeSays("deny", "forgebox cannot run this command in its sandbox: "+err.Error()+" (with --wrap, nothing runs outside forgebox)")
 	}
-	out.SystemMessage = truncate("forgebox hook: "+err.Error(), maxReason)
+	out.SystemMessage = truncate("forgebox hook: "+err.Error(), agent.MaxClaudeReason)
 	return e.hookAnswer(out)
 }
 
 // hookAnswer prints the answer as one line of JSON.
-func (e env) hookAnswer(out claudeOutput) int {
+func (e env) hookAnswer(out agent.ClaudeOutput) int {
 	enc := json.NewEncoder(e.stdout)
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(out); err != nil {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/forgebox/forgebox/agent"
 	"github.com/forgebox/forgebox/shellquote"
 )
 
@@ -293,7 +294,7 @@ func TestHookWorkspace(t *testing.T) {
 // --wrap), never judged by its first part.
 func TestHookLargeInput(t *testing.T) {
 	c := hookEnv(t)
-	input := hookInput(t, c.ws, "s1", "default", "ls "+strings.Repeat("a", maxHookInput))
+	input := hookInput(t, c.ws, "s1", "default", "ls "+strings.Repeat("a", agent.MaxClaudeInput))
 	for args, want := range map[string]string{"": "ask", "--wrap": "deny"} {
 		_, out, o, _ := runHook(t, input, strings.Fields(args)...)
 		if o == nil || o.Specific.Decision != want || !strings.Contains(o.Specific.Reason, "larger than") {
