@@ -44,7 +44,7 @@ func TestFromResultIsValidJSON(t *testing.T) {
 		t.Fatalf("result is not valid JSON: %v\n%s", err, b)
 	}
 	for _, k := range []string{"exit_code", "signal", "timed_out", "duration_ms", "stdout", "stderr", "stdout_bytes",
-		"stderr_bytes", "stdout_truncated", "stderr_truncated", "enforced", "warnings", "quarantined"} {
+		"stderr_bytes", "stdout_truncated", "stderr_truncated", "enforced", "warnings", "quarantined", "refusals", "attribution"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("result lacks %q: %s", k, b)
 		}

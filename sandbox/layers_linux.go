@@ -131,11 +131,21 @@ type compiled struct {
 
 // compileSeccomp compiles the run's filter while the rest is planned: it
 // depends only on the network mode and on whether Unix sockets are allowed.
+//
+// It asks for the notifying twin too (attribution: seccomp/doc.go), with
+// connections watched unless the run has the host's network, which reaches
+// everything. Attribution is a report, not a protection: if the twin
+// cannot be built, the run goes on with the plain filter alone.
 func compileSeccomp(s Spec) <-chan compiled {
-	o := seccomp.Options{RestrictNetwork: s.network() != NetHost, AllowUnixSockets: s.AllowUnixSockets}
+	o := seccomp.Options{RestrictNetwork: s.network() != NetHost, AllowUnixSockets: s.AllowUnixSockets,
+		Attribute: true, ObserveNetwork: s.network() != NetHost}
 	ch := make(chan compiled, 1)
 	go func() {
 		prog, err := seccomp.Compile(o)
+		if err != nil {
+			o.Attribute, o.ObserveNetwork = false, false
+			prog, err = seccomp.Compile(o)
+		}
 		ch <- compiled{prog, err}
 	}()
 	return ch
@@ -153,6 +163,10 @@ func (p *prepared) useSeccomp(s Spec, c compiled) error {
 		return nil
 	}
 	p.child.Seccomp = c.prog.BPF
+	if c.prog.Notify != nil {
+		p.child.SeccompNotify = c.prog.Notify
+		p.filter = c.prog
+	}
 	p.enforced.Seccomp = true
 	p.enforced.SeccompDenied = c.prog.Denied
 	p.enforced.UnixSockets = UnixSocketsRefused
