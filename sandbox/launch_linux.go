@@ -453,7 +453,9 @@ func (c *child) startObserving(l *os.File) {
 		// nothing refused gets through.
 		l.Close()
 	default:
-		c.obs = observe(l, c.filter, c.network)
+		// Without an observer the listener is closed: refused calls get
+		// ENOSYS, watched ones too. Only an eventfd can fail here.
+		c.obs, _ = observe(l, c.filter, c.network)
 	}
 }
 

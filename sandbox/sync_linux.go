@@ -171,10 +171,6 @@ func decodeEvent(c *syncConn, typ byte, p []byte) childEvent {
 		}
 		if have&readyNotify != 0 {
 			if fd := c.takeFD(); fd >= 0 {
-				// Through the poller, like the master: a goroutine
-				// parked there holds no thread, and closing the file
-				// wakes it.
-				unix.SetNonblock(fd, true)
 				ev.notify = os.NewFile(uintptr(fd), "seccomp-listener")
 			}
 		}
