@@ -269,3 +269,25 @@ func TestRefusalsEveryStart(t *testing.T) {
 		})
 	})
 }
+
+// Under --net allow the proxy is the way out: a connection to it is not a
+// refusal, a direct one anywhere else is.
+func TestRefusalsNetAllow(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		_, res, vs := e.refusalsRun("run", "--json", "--net", "allow=forgebox.invalid", "--ro", binDir, "--", probe,
+			"connect-tcp 192.0.2.1:443", "connect-tcp 127.0.0.1:3128")
+		if len(vs) != 2 {
+			t.Fatalf("%d verdicts, want 2", len(vs))
+		}
+		blocked(t, vs[:1])
+		allowed(t, vs[1:])
+		if !res.has(refusal{Layer: "network", Op: "connect", Target: "192.0.2.1:443"}) {
+			t.Errorf("refusals %+v lack the direct connection", res.Refusals)
+		}
+		for _, r := range res.Refusals {
+			if r.Target == "127.0.0.1:3128" {
+				t.Errorf("the proxy's address reported as refused: %+v", r)
+			}
+		}
+	})
+}
