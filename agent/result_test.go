@@ -115,3 +115,28 @@ func TestHistoryKey(t *testing.T) {
 		}
 	}
 }
+
+// The refusals keep the shape the MCP side reads: snake_case objects, the
+// fields a layer does not use left out, and [] rather than null.
+func TestFromResultRefusals(t *testing.T) {
+	r := &sandbox.Result{Attribution: true, Refusals: []sandbox.Refusal{
+		{Layer: sandbox.LayerNetwork, Op: "connect", Target: "192.0.2.1:443", Count: 2},
+		{Layer: sandbox.LayerSeccomp, Op: "mount", Rule: "mount", Errno: "EPERM", Count: 1},
+	}, RefusalsOmitted: 3}
+	b, err := json.Marshal(FromResult(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"refusals":[{"layer":"network","op":"connect","target":"192.0.2.1:443","count":2},{"layer":"seccomp","op":"mount","rule":"mount","errno":"EPERM","count":1}]`,
+		`"refusals_omitted":3`, `"attribution":true`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("FromResult JSON lacks %s:\n%s", want, b)
+		}
+	}
+	b, _ = json.Marshal(FromResult(&sandbox.Result{}))
+	if !strings.Contains(string(b), `"refusals":[]`) || !strings.Contains(string(b), `"attribution":false`) || strings.Contains(string(b), "refusals_omitted") {
+		t.Errorf("a run without refusals: %s; want refusals [], attribution false, no refusals_omitted", b)
+	}
+}

@@ -102,6 +102,13 @@
 //     watched: their addresses sit in a msghdr the filter cannot test, and
 //     watching every one would cost a round trip per message.
 //
+// Writes the read-only view refuses (EROFS) are not watched. Sending every
+// write-intent open, mkdir, unlink, rename and the like to the supervisor
+// cost +64% to +77% on a loop creating and writing 10,000 files (a round
+// trip is tens of microseconds), far from free, and an open watched for
+// O_CREAT overlaps the setid rules on open and openat, which libseccomp
+// refuses in one program (EEXIST).
+//
 // A watch on a syscall that rules also refuse is refused at compile time:
 // which of two overlapping libseccomp rules wins is libseccomp's choice,
 // and the plain program must not depend on it.
@@ -117,9 +124,11 @@
 // SECCOMP_FILTER_FLAG_NEW_LISTENER (EBUSY), so container runtimes and
 // supervisors that need user notification themselves (crun, LXC, some
 // sandboxes of their own) fail inside forgebox's sandbox. Filters without
-// a listener load as before. A refused call now waits for a round trip to
-// the supervisor (tens of microseconds); allowed calls other than the
-// watched ones never leave the kernel.
+// a listener load as before. A refused or watched call now waits for a
+// round trip to the supervisor: about 40 microseconds on a loaded 2-core
+// VM, so 1,000 loopback connects went from 35-37 ms to 71-82 ms. Every
+// other call never leaves the kernel, and with the host's network nothing
+// is watched.
 //
 // # What it does not
 //
