@@ -137,8 +137,9 @@ type compiled struct {
 // everything. Attribution is a report, not a protection: if the twin
 // cannot be built, the run goes on with the plain filter alone.
 func compileSeccomp(s Spec) <-chan compiled {
+	attribute := attributionKernel()
 	o := seccomp.Options{RestrictNetwork: s.network() != NetHost, AllowUnixSockets: s.AllowUnixSockets,
-		Attribute: true, ObserveNetwork: s.network() != NetHost}
+		Attribute: attribute, ObserveNetwork: attribute && s.network() != NetHost}
 	ch := make(chan compiled, 1)
 	go func() {
 		prog, err := seccomp.Compile(o)
@@ -149,6 +150,22 @@ func compileSeccomp(s Spec) <-chan compiled {
 		ch <- compiled{prog, err}
 	}()
 	return ch
+}
+
+// attributionKernel reports whether the kernel lets a listener answer
+// CONTINUE (SECCOMP_USER_NOTIF_FLAG_CONTINUE, Linux 5.5). Between 5.0 and
+// 5.4 a listener can be made but a watched call could only be refused, so
+// the run goes unobserved there.
+func attributionKernel() bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 5 || (major == 5 && minor >= 5)
 }
 
 // useSeccomp hands the filter to the child, which loads it last before

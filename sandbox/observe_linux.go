@@ -106,7 +106,14 @@ func (o *observer) answer(n *seccompNotif) {
 	} else if r, ok := o.watched(n, v.Syscall); ok {
 		o.log.add(r)
 	}
-	o.ioctl(unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	// ENOENT: the caller is gone. Anything else would leave it waiting
+	// for ever; a kernel that refuses CONTINUE (before 5.5, which
+	// attributionKernel keeps out) gets the ENOSYS a missing listener
+	// would give.
+	if !o.ioctl(unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp)) && resp.flags != 0 {
+		resp.flags, resp.error = 0, -int32(unix.ENOSYS)
+		o.ioctl(unix.SECCOMP_IOCTL_NOTIF_SEND, unsafe.Pointer(&resp))
+	}
 }
 
 // watched reads the destination of a watched connect or sendto and says
