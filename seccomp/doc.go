@@ -126,7 +126,9 @@
 // sandboxes of their own) fail inside forgebox's sandbox. Filters without
 // a listener load as before. A refused or watched call now waits for a
 // round trip to the supervisor: about 40 microseconds on a loaded 2-core
-// VM, so 1,000 loopback connects went from 35-37 ms to 71-82 ms. Every
+// VM, so 1,000 loopback connects went from 35-37 ms to 71-82 ms; more
+// when the CPUs are contended, since forgebox must be scheduled to answer
+// (a median of 3.4x at a load average of 12 on 2 cores). Every
 // other call never leaves the kernel, and with the host's network nothing
 // is watched.
 //
