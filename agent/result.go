@@ -40,6 +40,18 @@ type RunResult struct {
 	// sandbox.MaxConnections; ConnectionsOmitted counts the rest.
 	Connections        []sandbox.Connection `json:"connections,omitempty"`
 	ConnectionsOmitted int                  `json:"connections_omitted,omitempty"`
+	// Refusals are what the sandbox observed itself refusing the command,
+	// as data, never parsed from output: one object per distinct refusal,
+	// {"layer": "network"|"seccomp", "op": syscall, "target": destination
+	// (network), "rule": filter label and "errno" (seccomp), "count": n}
+	// (sandbox.Refusal). Always an array on a run that ran, [] when nothing
+	// was refused; RefusalsOmitted counts refusals past
+	// sandbox.MaxRefusals. Attribution is false when nothing could watch
+	// (an older kernel, a seccomp listener above forgebox): then [] means
+	// unknown, not none.
+	Refusals        []sandbox.Refusal `json:"refusals"`
+	RefusalsOmitted int               `json:"refusals_omitted,omitempty"`
+	Attribution     bool              `json:"attribution"`
 
 	Usage    *Usage            `json:"usage,omitempty"`
 	Enforced *sandbox.Enforced `json:"enforced,omitempty"`
@@ -115,6 +127,10 @@ func FromResult(r *sandbox.Result) RunResult {
 		Warnings:    nonNil(r.Warnings),
 		Quarantined: r.Quarantined,
 		Connections: r.Connections, ConnectionsOmitted: r.ConnectionsOmitted,
+		Refusals: r.Refusals, RefusalsOmitted: r.RefusalsOmitted, Attribution: r.Attribution,
+	}
+	if out.Refusals == nil {
+		out.Refusals = []sandbox.Refusal{}
 	}
 	if out.Quarantined == nil {
 		out.Quarantined = []sandbox.Quarantined{}

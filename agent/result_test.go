@@ -22,7 +22,7 @@ func TestFromResultIsValidJSON(t *testing.T) {
 		t.Fatalf("result is not valid JSON: %v\n%s", err, b)
 	}
 	for _, k := range []string{"exit_code", "signal", "timed_out", "duration_ms", "stdout", "stderr", "stdout_bytes",
-		"stderr_bytes", "stdout_truncated", "stderr_truncated", "enforced", "warnings", "quarantined"} {
+		"stderr_bytes", "stdout_truncated", "stderr_truncated", "enforced", "warnings", "quarantined", "refusals", "attribution"} {
 		if _, ok := m[k]; !ok {
 			t.Errorf("result lacks %q: %s", k, b)
 		}
@@ -91,5 +91,30 @@ func TestHistoryKey(t *testing.T) {
 		if !strings.Contains(string(b), tt.want) {
 			t.Errorf("%s: result %s lacks %s", tt.name, b, tt.want)
 		}
+	}
+}
+
+// The refusals keep the shape the MCP side reads: snake_case objects, the
+// fields a layer does not use left out, and [] rather than null.
+func TestFromResultRefusals(t *testing.T) {
+	r := &sandbox.Result{Attribution: true, Refusals: []sandbox.Refusal{
+		{Layer: sandbox.LayerNetwork, Op: "connect", Target: "192.0.2.1:443", Count: 2},
+		{Layer: sandbox.LayerSeccomp, Op: "mount", Rule: "mount", Errno: "EPERM", Count: 1},
+	}, RefusalsOmitted: 3}
+	b, err := json.Marshal(FromResult(r))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`"refusals":[{"layer":"network","op":"connect","target":"192.0.2.1:443","count":2},{"layer":"seccomp","op":"mount","rule":"mount","errno":"EPERM","count":1}]`,
+		`"refusals_omitted":3`, `"attribution":true`,
+	} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("FromResult JSON lacks %s:\n%s", want, b)
+		}
+	}
+	b, _ = json.Marshal(FromResult(&sandbox.Result{}))
+	if !strings.Contains(string(b), `"refusals":[]`) || !strings.Contains(string(b), `"attribution":false`) || strings.Contains(string(b), "refusals_omitted") {
+		t.Errorf("a run without refusals: %s; want refusals [], attribution false, no refusals_omitted", b)
 	}
 }

@@ -253,6 +253,8 @@ func helperMain(role string) int {
 	switch role {
 	case "subreaper":
 		return subreaperHelper()
+	case "listener-above":
+		return listenerAboveHelper()
 	case "listen-relative":
 		// Bind a socket by a relative name, as daemons that chdir into
 		// their runtime directory do: /proc/net/unix then shows the

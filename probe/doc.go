@@ -31,6 +31,8 @@
 //	connect-unix PATH      connect to a pathname Unix socket
 //	connect-abstract NAME  connect to an abstract Unix socket
 //	connect-tcp HOST:PORT  connect over TCP
+//	resolve NAME [SERVER]  look NAME up over UDP, through SERVER (HOST:PORT) or
+//	                       the nameservers of /etc/resolv.conf; out = the addresses
 //	serve-loopback         listen on 127.0.0.1 and connect to it
 //	kill PID SIGNAL        send a signal
 //	tiocsti FD TEXT        push TEXT into the input of the terminal on FD

@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -141,6 +142,8 @@ func do(op string, a []string) (string, error) {
 		return dial("unix", "@"+p)
 	case "connect-tcp":
 		return dial("tcp", p)
+	case "resolve": // NAME [SERVER]: look NAME up, through SERVER (HOST:PORT) or /etc/resolv.conf
+		return resolve(p, arg(a, 1))
 	case "proxy-connect": // ask $HTTPS_PROXY for a CONNECT tunnel to HOST:PORT
 		return proxyConnect(p)
 	case "serve-loopback":
@@ -255,6 +258,22 @@ func do(op string, a []string) (string, error) {
 		return out, err
 	}
 	return "", fmt.Errorf("unknown operation %q", op)
+}
+
+// resolve looks a name up with Go's own resolver, which sends its queries
+// over UDP sockets it connects first, as glibc's does.
+func resolve(name, server string) (string, error) {
+	r := &net.Resolver{PreferGo: true}
+	if server != "" {
+		r.Dial = func(ctx context.Context, _, _ string) (net.Conn, error) {
+			var d net.Dialer
+			return d.DialContext(ctx, "udp", server)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	addrs, err := r.LookupHost(ctx, name)
+	return strings.Join(addrs, ","), err
 }
 
 func dial(network, addr string) (string, error) {

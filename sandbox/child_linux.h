@@ -83,6 +83,8 @@ struct fb_spec {
 	size_t nrules;
 	uint8_t *bpf; /* struct sock_filter[], copied aligned */
 	size_t bpf_len;
+	uint8_t *notify_bpf; /* the same filter reporting to a listener; NULL: none */
+	size_t notify_len;
 	struct fb_rlimit *rlimits;
 	size_t nrlimits;
 	uint16_t proxy_port; /* listen on 127.0.0.1:proxy_port for the parent's proxy; 0: none */
@@ -120,7 +122,7 @@ int finish_view(struct fb_err *e);
 
 /* command_linux.c */
 int open_terminal(const struct fb_spec *s, struct fb_term *t, struct fb_err *e);
-int start_command(struct fb_spec *s, struct fb_term *t, pid_t *cmd, struct fb_err *e);
+int start_command(struct fb_spec *s, struct fb_term *t, pid_t *cmd, int *listener, struct fb_err *e);
 int drop_capabilities(int isolated, struct fb_err *e);
 void forwarded_signals(sigset_t *set);
 

@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <termios.h>
 #include <unistd.h>
@@ -195,14 +196,63 @@ static int restrict_files(const struct fb_spec *s, struct fb_err *e)
 	return 0;
 }
 
+/* send_listener hands the filter's notification listener to PID 1, which
+ * passes it on to forgebox with the ready message. */
+static int send_listener(int report, int fd)
+{
+	char tag = 'L';
+	struct iovec iov = {.iov_base = &tag, .iov_len = 1};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+
+	memset(&u, 0, sizeof u);
+	c->cmsg_level = SOL_SOCKET;
+	c->cmsg_type = SCM_RIGHTS;
+	c->cmsg_len = CMSG_LEN(sizeof(int));
+	memcpy(CMSG_DATA(c), &fd, sizeof fd);
+	while (sendmsg(report, &m, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
 /* load_seccomp loads the filter the parent compiled. It comes last, so the
- * filter need not allow anything setup does; only execve follows. */
-static int load_seccomp(const struct fb_spec *s, struct fb_err *e)
+ * filter need not allow anything setup does; only execve follows.
+ *
+ * With a notifying twin (seccomp/doc.go, "Attribution"), that one is
+ * loaded with a listener for forgebox to observe what the sandbox refuses.
+ * Where the kernel makes no listener (before 5.0: EINVAL; a listener
+ * already in the stack, from whoever started forgebox: EBUSY), the plain
+ * filter is loaded as before and the run goes unobserved: attribution is
+ * a report, not a protection. The twin notifies nothing this function
+ * still does (sendmsg without an address, execve). Once the twin is
+ * loaded, the listener must reach forgebox: without a reader every
+ * refused or watched call would wait for ever, so failing to hand it over
+ * fails the start. */
+static int load_seccomp(const struct fb_spec *s, int report, struct fb_err *e)
 {
 	struct sock_fprog prog = {.len = s->bpf_len / sizeof(struct sock_filter), .filter = (struct sock_filter *)s->bpf};
+	struct sock_fprog twin = {.len = s->notify_len / sizeof(struct sock_filter), .filter = (struct sock_filter *)s->notify_bpf};
 
-	if (s->bpf_len == 0)
+	if (s->bpf_len == 0 && s->notify_len == 0)
 		return 0;
+	/* The twin never stands alone: if it could not be loaded, nothing would. */
+	if (s->bpf_len == 0)
+		return fb_fail(e, "seccomp", EINVAL, "a notifying filter came without the plain one");
+	if (s->notify_len) {
+		int fd = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_NEW_LISTENER, &twin);
+		if (fd >= 0) {
+			int err = send_listener(report, fd) < 0 ? errno : 0;
+			close(fd);
+			if (err)
+				return fb_fail(e, "seccomp", err, "hand the seccomp listener to PID 1");
+			return 0;
+		}
+	}
 	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) < 0)
 		return fb_fail(e, "seccomp", errno, "load the seccomp filter");
 	return 0;
@@ -284,8 +334,9 @@ static int exec_program(struct fb_spec *s, struct fb_err *e)
 	return fb_fail(e, "exec", err, "%s", prog);
 }
 
-/* The command reports a failure before exec over a close-on-exec pipe:
- * EOF there means the program is running. */
+/* The command reports to PID 1 over a close-on-exec seqpacket socket: one
+ * message of a single byte carrying the seccomp listener, if it made one,
+ * then a failure before exec, or EOF: the program is running. */
 struct fb_exec_report {
 	int err;
 	char step[32];
@@ -321,7 +372,7 @@ static __attribute__((noreturn)) void command_main(struct fb_spec *s, const stru
 	    restrict_files(s, &e) < 0 ||
 	    drop_capabilities(isolated, &e) < 0 ||
 	    mark_fds_cloexec(&e) < 0 ||
-	    load_seccomp(s, &e) < 0)
+	    load_seccomp(s, pipe_w, &e) < 0)
 		report_to_pid1(pipe_w, &e);
 	exec_program(s, &e);
 	report_to_pid1(pipe_w, &e);
@@ -367,14 +418,41 @@ static void release_command_fds(struct fb_spec *s)
 	s->cgroup_fd = s->landlock_fd = -1;
 }
 
-int start_command(struct fb_spec *s, struct fb_term *t, pid_t *cmd, struct fb_err *e)
+/* read_report takes the command's next message, and the listener if one
+ * comes with it. */
+static ssize_t read_report(int fd, struct fb_exec_report *r, int *listener)
+{
+	struct iovec iov = {.iov_base = r, .iov_len = sizeof *r};
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct msghdr m = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = u.buf, .msg_controllen = sizeof u.buf};
+	ssize_t n;
+
+	while ((n = recvmsg(fd, &m, MSG_CMSG_CLOEXEC)) < 0 && errno == EINTR)
+		;
+	for (struct cmsghdr *c = n >= 0 ? CMSG_FIRSTHDR(&m) : NULL; c; c = CMSG_NXTHDR(&m, c)) {
+		int got;
+		if (c->cmsg_level != SOL_SOCKET || c->cmsg_type != SCM_RIGHTS || c->cmsg_len != CMSG_LEN(sizeof(int)))
+			continue;
+		memcpy(&got, CMSG_DATA(c), sizeof got);
+		if (*listener >= 0)
+			close(got);
+		else
+			*listener = got;
+	}
+	return n;
+}
+
+int start_command(struct fb_spec *s, struct fb_term *t, pid_t *cmd, int *listener, struct fb_err *e)
 {
 	int p[2];
 	struct fb_exec_report r;
 	ssize_t n;
 
-	if (pipe2(p, O_CLOEXEC) < 0)
-		return fb_fail(e, "start", errno, "pipe");
+	if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, p) < 0)
+		return fb_fail(e, "start", errno, "socketpair");
 	*cmd = fork_command(s);
 	if (*cmd < 0)
 		return fb_fail(e, s->cgroup_fd >= 0 ? "cgroup" : "start", errno, "start the command%s",
@@ -389,7 +467,8 @@ int start_command(struct fb_spec *s, struct fb_term *t, pid_t *cmd, struct fb_er
 		close(t->slave);
 		t->slave = -1;
 	}
-	while ((n = read(p[0], &r, sizeof r)) < 0 && errno == EINTR)
+	/* The listener comes first, then the failure or the end. */
+	while ((n = read_report(p[0], &r, listener)) == 1)
 		;
 	close(p[0]);
 	if (n == (ssize_t)sizeof r) {

@@ -31,18 +31,25 @@
 //	                               fork ──────────────────> base view (ro host,
 //	                               waitpid(PID 1)           /proc, /dev, /tmp)
 //	 msgView {argv, env, cwd,
-//	  mounts, rules, seccomp,
+//	  mounts, rules, seccomp
+//	  [+ its notifying twin],
 //	  rlimits, ...} + fds: stdio,
 //	  [ruleset] [cgroup dir]
 //	  [join files] ───────────────────────────────────────> mounts; [proxy
 //	                                                        listener]; [pty];
 //	                                                        fork ──────────────> cgroup, session, cwd,
-//	                                                        CLOEXEC pipe:        rlimits, no_new_privs,
-//	                                                        EOF = exec'd <────── Landlock, caps, seccomp,
-//	                                                                             exec
+//	                                                        CLOEXEC seqpacket:   rlimits, no_new_privs,
+//	                                                        [listener] <──────── Landlock, caps, seccomp
+//	                                                        EOF = exec'd <────── (the twin with a
+//	                                                                             listener, or the plain
+//	                                                                             filter), exec
 //	 <─────────────────────────────────────── msgReady {pid, marks} + [pidfd
 //	                                          of PID 1] [pty master] [proxy
-//	                                          listener]; PID 1 drops its caps
+//	                                          listener] [seccomp listener];
+//	                                          PID 1 drops its caps and closes
+//	                                          its copy of the listener
+//	 seccomp listener: RECV ──────────────────────────────────────────────────> (notified calls wait)
+//	  <───── refusals (errno), watched connect/sendto (CONTINUE) ─────────────>
 //	 signals: pidfd_send_signal ──────────────────────────> kill(-command, sig)
 //	 <─────────────────────────────────────── msgExit {status, rusage}, once
 //	                                          the rest of the tree is killed
@@ -50,11 +57,24 @@
 //	                               PID 1's status
 //	 reaps stage 0 (its pidfd)
 //
+// Attribution (observe_linux.go, seccomp/doc.go): the command loads the
+// filter's notifying twin with SECCOMP_FILTER_FLAG_NEW_LISTENER and hands
+// the listener to PID 1 on its report socket before exec; PID 1 passes it
+// on with msgReady (readyNotify) and keeps no copy. From then on forgebox
+// answers every notification: a refused syscall with the filter's own
+// errno, a watched connect or sendto with CONTINUE, after reading its
+// destination from the caller's memory (process_vm_readv, then
+// SECCOMP_IOCTL_NOTIF_ID_VALID). What it saw is Result.Refusals; it never
+// parses output. Where the kernel makes no listener the command loads the
+// plain filter and the run goes unobserved (Result.Attribution false). If
+// forgebox dies, the kernel answers the notified calls ENOSYS, and the
+// tree dies with forgebox anyway.
+//
 // A preforked child whose guess was wrong (the host network, no
 // namespaces) is discarded: the parent closes its socket and re-execs.
 //
 // Errors: a failing step in stage 0 or PID 1, or in the command before
-// exec (sent to PID 1 on the pipe), ends in one msgError {errno, step,
+// exec (sent to PID 1 on its report socket), ends in one msgError {errno, step,
 // message} and exit 125. The parent turns it into a SetupError (an
 // ExecError for step "exec", an UnavailableError for "namespaces"); EOF
 // without a message is a child that "ended without reporting". Stage 0

@@ -287,11 +287,11 @@ static int open_proxy_listener(const struct fb_spec *spec, int *fd, struct fb_er
 /* report_ready hands the parent a pidfd of this process, to signal it
  * without racing against pid reuse, the terminal's master side and the
  * proxy's listening socket. */
-static int report_ready(pid_t cmd, struct fb_term *t, int *proxy, struct fb_err *e)
+static int report_ready(pid_t cmd, struct fb_term *t, int *proxy, int *listener, struct fb_err *e)
 {
 	uint8_t payload[12 + 24 * (1 + 32 + 8)];
 	size_t n;
-	int fds[3], nfds = 0, have = 0;
+	int fds[4], nfds = 0, have = 0;
 	int pidfd = syscall(FB_SYS_PIDFD_OPEN, getpid(), 0);
 
 	if (pidfd >= 0) {
@@ -305,6 +305,10 @@ static int report_ready(pid_t cmd, struct fb_term *t, int *proxy, struct fb_err 
 	if (*proxy >= 0) {
 		fds[nfds++] = *proxy;
 		have |= FB_READY_PROXY;
+	}
+	if (*listener >= 0) {
+		fds[nfds++] = *listener;
+		have |= FB_READY_NOTIFY;
 	}
 	put_le32(payload, cmd);
 	put_le32(payload + 4, have);
@@ -320,6 +324,11 @@ static int report_ready(pid_t cmd, struct fb_term *t, int *proxy, struct fb_err 
 	if (*proxy >= 0) {
 		close(*proxy);
 		*proxy = -1;
+	}
+	/* PID 1 must not keep it: it is forgebox's alone to answer. */
+	if (*listener >= 0) {
+		close(*listener);
+		*listener = -1;
 	}
 	return 0;
 }
@@ -451,7 +460,7 @@ static __attribute__((noreturn)) void pid1_main(struct fb_spec *s)
 	int isolated = (s->flags & FB_FLAG_ISOLATE) != 0;
 	sigset_t sigs;
 	pid_t cmd = -1;
-	int sfd, proxy = -1;
+	int sfd, proxy = -1, listener = -1;
 
 	mark("pid 1 started");
 	/* Die with stage 0 (and so with forgebox). With a PID namespace,
@@ -481,8 +490,8 @@ static __attribute__((noreturn)) void pid1_main(struct fb_spec *s)
 	mark("view");
 	if ((s->proxy_port && open_proxy_listener(s, &proxy, &e) < 0) ||
 	    ((s->run_flags & FB_RUN_PTY) && open_terminal(s, &t, &e) < 0) ||
-	    start_command(s, &t, &cmd, &e) < 0 ||
-	    (mark("command executed"), report_ready(cmd, &t, &proxy, &e)) < 0 ||
+	    start_command(s, &t, &cmd, &listener, &e) < 0 ||
+	    (mark("command executed"), report_ready(cmd, &t, &proxy, &listener, &e)) < 0 ||
 	    (isolated && drop_capabilities(1, &e) < 0))
 		die(&e);
 	supervise(cmd, sfd, isolated);
@@ -499,6 +508,7 @@ int forgebox_wire_constant(int which)
 				FB_OP_SYMLINK, FB_OP_HIDE, FB_OPF_RECURSIVE, FB_OPF_DIR, FB_SYNC_FD,
 				FB_MAX_FRAME, FB_MOUNT_FIXED, FB_TAG_FDS, FB_TAG_RULE, FB_TAG_SECCOMP,
 				FB_TAG_RLIMIT, FB_FD_LANDLOCK, FB_FD_CGROUP, FB_FD_JOIN_SHIFT, FB_MAX_JOIN,
-				FB_TAG_PROXY_PORT, FB_READY_PIDFD, FB_READY_MASTER, FB_READY_PROXY};
+				FB_TAG_PROXY_PORT, FB_READY_PIDFD, FB_READY_MASTER, FB_READY_PROXY,
+				FB_TAG_SECCOMP_NOTIFY, FB_READY_NOTIFY};
 	return which >= 0 && which < (int)(sizeof v / sizeof v[0]) ? v[which] : -1;
 }

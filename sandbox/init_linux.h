@@ -29,6 +29,7 @@ enum fb_tag {
 	FB_TAG_SECCOMP = 18,
 	FB_TAG_RLIMIT = 19,
 	FB_TAG_PROXY_PORT = 20,
+	FB_TAG_SECCOMP_NOTIFY = 21,
 };
 
 /* Flags of the first frame: how stage 0 starts. Without FB_FLAG_ISOLATE
@@ -49,8 +50,9 @@ enum fb_run_flag { FB_RUN_PTY = 1 << 0 };
 enum fb_fd { FB_FD_LANDLOCK = 1 << 0, FB_FD_CGROUP = 1 << 1, FB_FD_JOIN_SHIFT = 8, FB_MAX_JOIN = 8 };
 
 /* What the ready message carries, in this order: a pidfd of PID 1, the
- * terminal's master side, the listening socket of the network proxy. */
-enum fb_ready { FB_READY_PIDFD = 1 << 0, FB_READY_MASTER = 1 << 1, FB_READY_PROXY = 1 << 2 };
+ * terminal's master side, the listening socket of the network proxy, the
+ * seccomp notification listener of the command's filter. */
+enum fb_ready { FB_READY_PIDFD = 1 << 0, FB_READY_MASTER = 1 << 1, FB_READY_PROXY = 1 << 2, FB_READY_NOTIFY = 1 << 3 };
 
 enum fb_op {
 	FB_OP_CLONE = 1,

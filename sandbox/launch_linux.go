@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/forgebox/forgebox/seccomp"
 	"golang.org/x/sys/unix"
 )
 
@@ -131,6 +132,11 @@ type child struct {
 	// proxy, for a NetAllow run, serves on the listener the ready
 	// message brings.
 	proxy *runProxy
+	// filter answers the seccomp listener the ready message brings, for
+	// obs, which watches under network.
+	filter  *seccomp.Program
+	network Network
+	obs     *observer
 }
 
 // reap waits for stage 0, which exits right after PID 1 (or soon after a
@@ -277,6 +283,9 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	if p.child.ProxyPort != 0 {
 		c.proxy = p.proxy
 	}
+	c.filter, c.network = p.filter, p.enforced.Network
+	// However the run ends, the observer ends with it.
+	defer c.stopObserving()
 	view, err := p.child.encodeView()
 	if err != nil {
 		c.abort()
@@ -315,6 +324,8 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	res := &Result{Duration: time.Since(begin), Enforced: p.enforced, Warnings: warnings, TimedOut: e.timedOut, IdleTimedOut: e.idle,
 		Withheld: p.withheld, Cwd: p.child.Cwd, Workspace: p.workspace}
 	res.Stdout, res.Stderr = pl.captured()
+	res.Attribution = c.obs != nil
+	res.Refusals, res.RefusalsOmitted = c.stopObserving()
 	switch {
 	case e.exit != nil && e.exit.signaled:
 		res.ExitCode, res.Signal = 128+e.exit.code, unix.SignalName(syscall.Signal(e.exit.code))
@@ -387,6 +398,7 @@ func (c *child) supervise(ctx context.Context, limit, idle time.Duration, pl *pl
 				tl.mark("ready received")
 				pl.lastOutput.Store(time.Now().UnixNano()) // the idle clock starts with the command
 				pl.started(ev.master)
+				c.startObserving(ev.notify)
 				if err := c.serveProxy(ev.proxy); err != nil {
 					// Fail closed: a NetAllow command without its proxy
 					// would just fail; say why instead.
@@ -428,6 +440,34 @@ func (c *child) supervise(ctx context.Context, limit, idle time.Duration, pl *pl
 		}
 	}
 	return e
+}
+
+// startObserving answers the command's seccomp listener, if it has one,
+// for the rest of the run.
+func (c *child) startObserving(l *os.File) {
+	switch {
+	case l == nil:
+	case c.filter == nil:
+		// Never sent without a filter to answer with. Closed, the
+		// listener makes the kernel refuse the notified calls (ENOSYS):
+		// nothing refused gets through.
+		l.Close()
+	default:
+		// Without an observer the listener is closed: refused calls get
+		// ENOSYS, watched ones too. Only an eventfd can fail here.
+		c.obs, _ = observe(l, c.filter, c.network)
+	}
+}
+
+// stopObserving ends the observer, once the command's tree is gone, and
+// returns what it recorded. Called again, it returns nothing.
+func (c *child) stopObserving() ([]Refusal, int) {
+	if c.obs == nil {
+		return nil, 0
+	}
+	o := c.obs
+	c.obs = nil
+	return o.stop()
 }
 
 // serveProxy starts the run's proxy on the listener the child handed over.

@@ -131,14 +131,41 @@ type compiled struct {
 
 // compileSeccomp compiles the run's filter while the rest is planned: it
 // depends only on the network mode and on whether Unix sockets are allowed.
+//
+// It asks for the notifying twin too (attribution: seccomp/doc.go), with
+// connections watched unless the run has the host's network, which reaches
+// everything. Attribution is a report, not a protection: if the twin
+// cannot be built, the run goes on with the plain filter alone.
 func compileSeccomp(s Spec) <-chan compiled {
-	o := seccomp.Options{RestrictNetwork: s.network() != NetHost, AllowUnixSockets: s.AllowUnixSockets}
+	attribute := attributionKernel()
+	o := seccomp.Options{RestrictNetwork: s.network() != NetHost, AllowUnixSockets: s.AllowUnixSockets,
+		Attribute: attribute, ObserveNetwork: attribute && s.network() != NetHost}
 	ch := make(chan compiled, 1)
 	go func() {
 		prog, err := seccomp.Compile(o)
+		if err != nil {
+			o.Attribute, o.ObserveNetwork = false, false
+			prog, err = seccomp.Compile(o)
+		}
 		ch <- compiled{prog, err}
 	}()
 	return ch
+}
+
+// attributionKernel reports whether the kernel lets a listener answer
+// CONTINUE (SECCOMP_USER_NOTIF_FLAG_CONTINUE, Linux 5.5). Between 5.0 and
+// 5.4 a listener can be made but a watched call could only be refused, so
+// the run goes unobserved there.
+func attributionKernel() bool {
+	var u unix.Utsname
+	if unix.Uname(&u) != nil {
+		return false
+	}
+	var major, minor int
+	if _, err := fmt.Sscanf(unix.ByteSliceToString(u.Release[:]), "%d.%d", &major, &minor); err != nil {
+		return false
+	}
+	return major > 5 || (major == 5 && minor >= 5)
 }
 
 // useSeccomp hands the filter to the child, which loads it last before
@@ -153,6 +180,10 @@ func (p *prepared) useSeccomp(s Spec, c compiled) error {
 		return nil
 	}
 	p.child.Seccomp = c.prog.BPF
+	if c.prog.Notify != nil {
+		p.child.SeccompNotify = c.prog.Notify
+		p.filter = c.prog
+	}
 	p.enforced.Seccomp = true
 	p.enforced.SeccompDenied = c.prog.Denied
 	p.enforced.UnixSockets = UnixSocketsRefused

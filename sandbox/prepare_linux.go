@@ -14,6 +14,7 @@ import (
 	"github.com/forgebox/forgebox/cgroup"
 	"github.com/forgebox/forgebox/landlock"
 	"github.com/forgebox/forgebox/pathtree"
+	"github.com/forgebox/forgebox/seccomp"
 	"golang.org/x/sys/unix"
 )
 
@@ -32,6 +33,9 @@ type prepared struct {
 	landlockFS      landlock.Rights
 	// proxy is the allowlist proxy of a NetAllow run.
 	proxy *runProxy
+	// filter answers the notifications of the command's filter, when the
+	// child has its notifying twin (Spec.SeccompNotify).
+	filter *seccomp.Program
 }
 
 // release undoes what planning did on the host: the placeholders.

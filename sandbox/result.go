@@ -40,6 +40,18 @@ type Result struct {
 	// went through.
 	Connections        []Connection
 	ConnectionsOmitted int
+	// Refusals are what the sandbox observed itself refusing the command
+	// (a connection its network cannot make, a syscall its seccomp filter
+	// refuses), deduplicated with a count each, in the order they first
+	// happened, at most MaxRefusals of them; RefusalsOmitted counts the
+	// occurrences of the rest. The Refusal type documents the JSON.
+	// Attribution says whether anything was watching: false (an older
+	// kernel, or a seccomp listener already above forgebox, or no filter)
+	// means Refusals is empty for want of an observer, not for want of
+	// refusals. It reports; it protects nothing.
+	Refusals        []Refusal
+	RefusalsOmitted int
+	Attribution     bool
 	// Warnings are things the user should know that did not stop the run.
 	Warnings []string
 }

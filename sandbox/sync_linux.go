@@ -121,6 +121,7 @@ type childEvent struct {
 	pidfd  int
 	master *os.File
 	proxy  *os.File // the proxy's listener, inside the sandbox's network namespace
+	notify *os.File // the seccomp notification listener, nil without one
 	setup  *SetupError
 	exit   exitInfo
 	marks  []mark
@@ -166,6 +167,11 @@ func decodeEvent(c *syncConn, typ byte, p []byte) childEvent {
 		if have&readyProxy != 0 {
 			if fd := c.takeFD(); fd >= 0 {
 				ev.proxy = os.NewFile(uintptr(fd), "proxy-listener")
+			}
+		}
+		if have&readyNotify != 0 {
+			if fd := c.takeFD(); fd >= 0 {
+				ev.notify = os.NewFile(uintptr(fd), "seccomp-listener")
 			}
 		}
 	case msgError:

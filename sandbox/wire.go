@@ -51,6 +51,10 @@ const (
 	tagSeccomp  = 18 // the seccomp filter: struct sock_filter[], native endian
 	tagRlimit   = 19 // u32 resource, u32 0, u64 soft, u64 hard
 	tagProxy    = 20 // u32 port: listen on 127.0.0.1:port inside for the network proxy
+	// tagSeccompNotify is the filter's notifying twin (seccomp.Program.Notify),
+	// loaded instead of tagSeccomp where the kernel makes a listener; never
+	// sent without tagSeccomp.
+	tagSeccompNotify = 21
 )
 
 // Steps the child names in its error frame that the parent branches on.
@@ -90,6 +94,7 @@ const (
 	readyPidfd  = 1 << 0 // a pidfd of PID 1
 	readyMaster = 1 << 1 // the terminal's master side
 	readyProxy  = 1 << 2 // the proxy's listening socket, in the sandbox's network namespace
+	readyNotify = 1 << 3 // the seccomp notification listener of the command's filter
 )
 
 // Mount operations, executed in order by the child on top of its base view
@@ -197,7 +202,9 @@ type childSpec struct {
 	Landlock *os.File
 	Rules    []landlock.ChildRule
 	// Seccomp is the filter loaded last before exec; empty loads none.
-	Seccomp []byte
+	// SeccompNotify is its notifying twin, loaded instead where the kernel
+	// makes a listener; the listener comes back with the ready message.
+	Seccomp, SeccompNotify []byte
 	// CgroupDir is a cgroup v2 directory the command is cloned into;
 	// CgroupJoin are the files it joins through otherwise (v1, or a kernel
 	// without CLONE_INTO_CGROUP): Group.JoinFiles, opened by the parent.
@@ -306,6 +313,9 @@ func (s *childSpec) encodeView() ([]byte, error) {
 	}
 	if len(s.Seccomp) > 0 {
 		e.field(tagSeccomp, s.Seccomp)
+		if len(s.SeccompNotify) > 0 {
+			e.field(tagSeccompNotify, s.SeccompNotify)
+		}
 	}
 	for _, r := range s.Rlimits {
 		v := binary.LittleEndian.AppendUint32(nil, r.Resource)

@@ -288,6 +288,15 @@ static int parse_spec(uint8_t *p, size_t n, struct fb_spec *s, struct fb_err *e)
 					s->bpf_len = len;
 				}
 				break;
+			case FB_TAG_SECCOMP_NOTIFY:
+				bad = len == 0 || len % 8 != 0 || len / 8 > 0xFFFF || s->notify_bpf != NULL;
+				if (!bad && (s->notify_bpf = malloc(len)) == NULL)
+					return fb_fail(e, "spec", ENOMEM, "allocate the seccomp filter");
+				if (!bad) {
+					memcpy(s->notify_bpf, v, len);
+					s->notify_len = len;
+				}
+				break;
 			case FB_TAG_RLIMIT:
 				bad = len != 24;
 				if (!bad) {

@@ -23,7 +23,8 @@ func TestWireConstantsMatchC(t *testing.T) {
 		opClone, opAttach, opSetattr, opTmpfs, opMkdir, opMkfile, opSymlink, opHide,
 		opFlagRecursive, opFlagDir, syncFD, maxFrame, 48, tagFDs, tagRule, tagSeccomp,
 		tagRlimit, fdLandlock, fdCgroup, fdJoinShift, maxJoin,
-		tagProxy, readyPidfd, readyMaster, readyProxy}
+		tagProxy, readyPidfd, readyMaster, readyProxy,
+		tagSeccompNotify, readyNotify}
 	for i, want := range goSide {
 		if got := wireConstantC(i); got != want {
 			t.Errorf("wire constant %d: C has %d, Go has %d", i, got, want)
@@ -52,11 +53,13 @@ func TestWireNamesMatchC(t *testing.T) {
 		"FB_TAG_MOUNT": tagMount, "FB_TAG_WINSIZE": tagWinsize, "FB_TAG_ALT_ARG0": tagAltArg0, "FB_TAG_SLOTS": tagSlots,
 		"FB_TAG_RUN_FLAGS": tagRunFlags, "FB_TAG_FDS": tagFDs, "FB_TAG_RULE": tagRule, "FB_TAG_SECCOMP": tagSeccomp,
 		"FB_TAG_RLIMIT": tagRlimit, "FB_TAG_PROXY_PORT": tagProxy,
+		"FB_TAG_SECCOMP_NOTIFY": tagSeccompNotify,
 
 		"FB_FLAG_NEWNET": flagNewNet, "FB_FLAG_ISOLATE": flagIsolate, "FB_RUN_PTY": runFlagPTY,
 
 		"FB_FD_LANDLOCK": fdLandlock, "FB_FD_CGROUP": fdCgroup, "FB_FD_JOIN_SHIFT": fdJoinShift, "FB_MAX_JOIN": maxJoin,
 		"FB_READY_PIDFD": readyPidfd, "FB_READY_MASTER": readyMaster, "FB_READY_PROXY": readyProxy,
+		"FB_READY_NOTIFY": readyNotify,
 
 		"FB_OP_CLONE": opClone, "FB_OP_ATTACH": opAttach, "FB_OP_SETATTR": opSetattr, "FB_OP_TMPFS": opTmpfs,
 		"FB_OP_MKDIR": opMkdir, "FB_OP_MKFILE": opMkfile, "FB_OP_SYMLINK": opSymlink, "FB_OP_HIDE": opHide,

@@ -53,6 +53,10 @@ func Compile(o Options) (*Program, error) {
 	_ = f.SetOptimize(2)
 
 	var denied []string
+	// With Attribute, refusals and watches are compiled with marker
+	// actions that no loaded program keeps (variants): one compilation
+	// yields both programs.
+	calls := map[uint32]notified{}
 	for _, r := range Rules(o) {
 		nr, ok, err := syscallNumber(r.Syscall)
 		if err != nil {
@@ -61,10 +65,37 @@ func Compile(o Options) (*Program, error) {
 		if !ok {
 			continue
 		}
-		if err := addRule(f, nr, r); err != nil {
+		action := libseccomp.ActErrno.SetReturnCode(int16(r.Errno))
+		if o.Attribute && !r.Fallback {
+			action = libseccomp.ActTrace.SetReturnCode(int16(r.Errno))
+			c := calls[uint32(nr)]
+			c.name, c.refusals = r.Syscall, append(c.refusals, r)
+			calls[uint32(nr)] = c
+		}
+		if err := addRule(f, nr, action, r.Conds); err != nil {
 			return nil, fmt.Errorf("compile seccomp filter: rule %s (%s): %w", r.Label, r.Syscall, err)
 		}
 		denied = append(denied, r.Label)
+	}
+	for _, w := range Watches(o) {
+		nr, ok, err := syscallNumber(w.Syscall)
+		if err != nil {
+			return nil, fmt.Errorf("compile seccomp filter: %w", err)
+		}
+		if !ok {
+			continue
+		}
+		// Which of two overlapping rules with different actions wins is
+		// libseccomp's choice: a watch on a refused syscall could let a
+		// refusal through in BPF. Decide would still refuse, but BPF
+		// would not.
+		if c := calls[uint32(nr)]; len(c.refusals) > 0 {
+			return nil, fmt.Errorf("compile seccomp filter: watch on %s, which rules also refuse", w.Syscall)
+		}
+		if err := addRule(f, nr, libseccomp.ActLog, w.Conds); err != nil {
+			return nil, fmt.Errorf("compile seccomp filter: watch on %s: %w", w.Syscall, err)
+		}
+		calls[uint32(nr)] = notified{name: w.Syscall, watched: true}
 	}
 
 	bpf, err := exportBPF(f)
@@ -72,7 +103,23 @@ func Compile(o Options) (*Program, error) {
 		return nil, fmt.Errorf("compile seccomp filter: %w", err)
 	}
 	slices.Sort(denied)
-	return &Program{BPF: bpf, Denied: slices.Compact(denied)}, nil
+	p := &Program{BPF: bpf, Denied: slices.Compact(denied)}
+	if o.Attribute {
+		if p.BPF, p.Notify, err = variants(bpf); err != nil {
+			return nil, fmt.Errorf("compile seccomp filter: %w", err)
+		}
+		p.calls = calls
+		p.arch = auditArch(arch)
+	}
+	return p, nil
+}
+
+// auditArch is the AUDIT_ARCH_* value the kernel puts in a notification.
+func auditArch(a libseccomp.ScmpArch) uint32 {
+	if a == libseccomp.ArchARM64 {
+		return unix.AUDIT_ARCH_AARCH64
+	}
+	return unix.AUDIT_ARCH_X86_64
 }
 
 // syscallNumber resolves a name for the native architecture; ok is false
@@ -95,13 +142,12 @@ func syscallNumber(name string) (nr libseccomp.ScmpSyscall, ok bool, err error) 
 	return 0, false, fmt.Errorf("syscall %q unknown to libseccomp %d.%d.%d", name, major, minor, micro)
 }
 
-func addRule(f *libseccomp.ScmpFilter, nr libseccomp.ScmpSyscall, r Rule) error {
-	action := libseccomp.ActErrno.SetReturnCode(int16(r.Errno))
-	if len(r.Conds) == 0 {
+func addRule(f *libseccomp.ScmpFilter, nr libseccomp.ScmpSyscall, action libseccomp.ScmpAction, cs []Cond) error {
+	if len(cs) == 0 {
 		return f.AddRule(nr, action)
 	}
-	conds := make([]libseccomp.ScmpCondition, 0, len(r.Conds))
-	for _, c := range r.Conds {
+	conds := make([]libseccomp.ScmpCondition, 0, len(cs))
+	for _, c := range cs {
 		var (
 			sc  libseccomp.ScmpCondition
 			err error

@@ -18,8 +18,6 @@ import (
 // Return values of a seccomp filter (include/uapi/linux/seccomp.h).
 const (
 	retKillProcess = 0x80000000
-	retErrno       = 0x00050000
-	retAllow       = 0x7fff0000
 )
 
 func retOf(e Errno) uint32 { return retErrno | uint32(e) }

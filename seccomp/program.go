@@ -11,6 +11,16 @@ type Program struct {
 	// Denied names what the filter refuses, sorted, one Rule.Label each,
 	// for the run's `enforced` report.
 	Denied []string
+	// Notify, built with Options.Attribute, is BPF with every refusal
+	// (but the Fallback ones) and every Watch answered
+	// SECCOMP_RET_USER_NOTIF instead: loaded with
+	// SECCOMP_FILTER_FLAG_NEW_LISTENER, its listener's owner answers each
+	// call as Decide says. Where no listener can be made, the child loads
+	// BPF instead.
+	Notify []byte
+
+	calls map[uint32]notified // what Notify sends, by syscall number
+	arch  uint32              // AUDIT_ARCH_* of the program
 }
 
 // Len returns the number of BPF instructions.

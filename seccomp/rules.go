@@ -14,6 +14,13 @@ type Options struct {
 	// whenever the host bound it; with it, a host socket bound after the
 	// start is in reach.
 	AllowUnixSockets bool
+	// Attribute also builds Program.Notify, the variant that reports
+	// refusals to a supervisor through seccomp user notification (see
+	// the package documentation).
+	Attribute bool
+	// ObserveNetwork adds the Watches on connections to Program.Notify;
+	// it needs Attribute.
+	ObserveNetwork bool
 }
 
 // A Rule makes the filter answer Errno when Syscall is called and every
@@ -30,6 +37,11 @@ type Rule struct {
 	Label string
 	// Why is the rationale, one line.
 	Why string
+	// Fallback marks an errno that libc or the runtime expects and answers
+	// by trying another way (clone3, openat2, MPTCP sockets): not a
+	// refusal of what the command meant to do. Program.Notify leaves these
+	// to the kernel; they are neither reported nor worth a round trip.
+	Fallback bool
 }
 
 // A Cond tests one syscall argument.
@@ -161,7 +173,9 @@ func cloneRules() []Rule {
 		Syscall: "clone3",
 		Errno:   ENOSYS,
 		Label:   "clone3",
-		Why:     "its flags sit in memory the filter cannot read; ENOSYS makes libc fall back to clone",
+		// glibc 2.34 and later try clone3 for every fork and thread.
+		Fallback: true,
+		Why:      "its flags sit in memory the filter cannot read; ENOSYS makes libc fall back to clone",
 	}}
 	// The flags are clone's first argument on every architecture Compile
 	// accepts (s390x would put them second).
@@ -274,7 +288,9 @@ func socketRules(o Options) []Rule {
 			// others fall back to plain TCP, which Landlock does see.
 			Errno: EPROTONOSUPPORT,
 			Label: "socket(IPPROTO_MPTCP)",
-			Why:   "Landlock's TCP rules do not see MPTCP sockets",
+			// Go's net.Listen asks for MPTCP first, every time.
+			Fallback: true,
+			Why:      "Landlock's TCP rules do not see MPTCP sockets",
 		})
 	}
 	return rs

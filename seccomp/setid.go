@@ -70,10 +70,11 @@ func setidRules() []Rule {
 		}
 	}
 	rs = append(rs, Rule{
-		Syscall: "openat2",
-		Errno:   ENOSYS,
-		Label:   "openat2",
-		Why:     "its mode sits in a struct the filter cannot read; ENOSYS makes callers fall back to openat, whose mode it can",
+		Syscall:  "openat2",
+		Errno:    ENOSYS,
+		Label:    "openat2",
+		Fallback: true,
+		Why:      "its mode sits in a struct the filter cannot read; ENOSYS makes callers fall back to openat, whose mode it can",
 	})
 	return rs
 }
