@@ -8,6 +8,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
 	"github.com/forgebox/forgebox/shellquote"
@@ -51,8 +52,8 @@ type CommandOutput struct {
 	Notes      []string `json:"notes,omitempty"`
 }
 
-// Blocked says which layer stopped a command: "policy rule", "landlock"
-// (the filesystem view), "seccomp", "network", "limit" or "timeout".
+// Blocked says which layer stopped a command: "policy rule", "filesystem"
+// (the read-only view), "seccomp", "network", "limit" or "timeout".
 type Blocked struct {
 	Layer   string `json:"layer"`
 	Message string `json:"message"`
@@ -259,11 +260,15 @@ func (s *server) refusal(res RunResult) *Blocked {
 }
 
 // diagnose names the sandbox layer behind a failure from what the run
-// reported as data: a timeout, an OOM kill, the limit on processes, a
-// connection the allowlist refused. It never reads the command's output:
-// a program may print anything.
+// reported as data: a timeout, an OOM kill, a connection the allowlist
+// refused, what the sandbox observed itself refusing (a connection the
+// network mode cannot reach, a system call), the limit on processes, a
+// write the command line names to a path the sandbox keeps read-only. It
+// never reads the command's output: a program may print anything.
 func (s *server) diagnose(res RunResult) *Blocked {
 	refused := refusedConnection(res)
+	observed := firstRefusal(res)
+	readOnly := readOnlyWrite(res)
 	switch {
 	case res.IdleTimedOut:
 		return &Blocked{Layer: "timeout", Message: "the command printed nothing for too long and was killed",
@@ -278,11 +283,73 @@ func (s *server) diagnose(res RunResult) *Blocked {
 		return nil
 	case refused != nil:
 		return &Blocked{Layer: "network", Message: "forgebox's network allowlist refused a connection: " + refused.Reason, Hint: networkHint(refused)}
+	case observed != nil && observed.Layer == sandbox.LayerNetwork:
+		return &Blocked{Layer: "network", Message: fmt.Sprintf("the command tried to reach %s (%s), which the sandbox's network (%s) does not reach", observed.Target, observed.Op, network(res)),
+			Hint: networkOffHint(res)}
+	case readOnly != "":
+		return &Blocked{Layer: "filesystem", Message: fmt.Sprintf("the command writes %s, which the sandbox keeps read-only", readOnly),
+			Hint: fmt.Sprintf("only the workspace %s (but for its protected files: .git/hooks, .git/config, .envrc, editor and agent settings), the server's --rw paths and the private /tmp are writable; write inside the workspace", s.c.Workspace)}
+	case observed != nil:
+		return &Blocked{Layer: "seccomp", Message: fmt.Sprintf("forgebox refused the system call %s (%s)", observed.Op, observed.Errno),
+			Hint: "forgebox refuses system calls that could escape the sandbox (mount, ptrace, unshare, namespaces, kernel keyrings, io_uring...); do the task without them"}
 	case res.Usage != nil && res.Usage.ForksRefused != nil && *res.Usage.ForksRefused > 0:
 		return &Blocked{Layer: "limit", Message: "the command hit forgebox's limit on processes",
 			Hint: "start fewer processes or threads at once"}
 	}
 	return nil
+}
+
+// firstRefusal is the first refusal the sandbox observed that can
+// explain a failure (not a routine one), preferring the network's, or nil.
+func firstRefusal(res RunResult) *sandbox.Refusal {
+	var first *sandbox.Refusal
+	for i, r := range res.Refusals {
+		switch {
+		case r.Layer == sandbox.LayerNetwork:
+			return &res.Refusals[i]
+		case first == nil && !r.Routine():
+			first = &res.Refusals[i]
+		}
+	}
+	return first
+}
+
+// network names the run's network mode.
+func network(res RunResult) string {
+	if res.Enforced == nil {
+		return "unknown"
+	}
+	return "--net " + string(res.Enforced.Network)
+}
+
+// networkOffHint says what the model can do without the network.
+func networkOffHint(res RunResult) string {
+	if res.Enforced != nil && res.Enforced.Network == sandbox.NetAllow {
+		return "only the hosts this server allows are reachable, and only through its proxy (HTTPS_PROXY, HTTP_PROXY and ALL_PROXY are set): a program that resolves names or connects by itself reaches nothing; use one that honours the proxy variables"
+	}
+	return "the network is off for commands in this server (the sandbox's own loopback works); work offline (vendored or cached dependencies), or ask the person"
+}
+
+// readOnlyWrite is the first path the command line writes, as the judge
+// read it, that the sandbox kept read-only: outside the writable roots and
+// private directories, or protected inside them. Writes computed at run
+// time are not known: then it is "".
+func readOnlyWrite(res RunResult) string {
+	if res.Decision == nil || res.Enforced == nil {
+		return ""
+	}
+	e := res.Enforced
+	within := func(p string, roots []string) bool {
+		return slices.ContainsFunc(roots, func(r string) bool { return pathtree.Within(p, r) })
+	}
+	for _, j := range res.Decision.Commands {
+		for _, w := range j.Writes {
+			if !within(w.Path, e.Writable) && !within(w.Path, e.PrivateDirs) || within(w.Path, e.Protected) {
+				return w.Path
+			}
+		}
+	}
+	return ""
 }
 
 // networkHint says what the model can do about a refused connection, by

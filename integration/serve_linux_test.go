@@ -144,8 +144,26 @@ func TestServeRunsCommands(t *testing.T) {
 			os.Remove(victim)
 			t.Fatalf("the write outside the workspace reached the host")
 		}
-		if out.ExitCode == 0 || out.Blocked == nil || out.Blocked.Layer != "landlock" || !strings.Contains(out.Blocked.Hint, e.ws) {
-			t.Errorf("write outside the workspace: %+v; want a failure blamed on landlock naming the workspace", out)
+		if out.ExitCode == 0 || out.Blocked == nil || out.Blocked.Layer != "filesystem" || !strings.Contains(out.Blocked.Message, victim) || !strings.Contains(out.Blocked.Hint, e.ws) {
+			t.Errorf("write outside the workspace: %+v; want a failure blamed on the filesystem view naming the path and the workspace", out)
+		}
+		// A connection the network cannot reach is the network's doing,
+		// seen by the sandbox, whatever the program prints (here it
+		// claims a read-only file system).
+		e.write(filepath.Join(e.ws, "net.sh"), "echo > /dev/tcp/192.0.2.1/443; echo 'Read-only file system' >&2; exit 1\n")
+		_, _ = c.call("run_shell_command", map[string]any{"command": "bash net.sh"}, &out)
+		if out.Blocked == nil || out.Blocked.Layer != "network" || !strings.Contains(out.Blocked.Message, "192.0.2.1:443") {
+			t.Errorf("a connection to 192.0.2.1:443: %+v; want it blamed on the network, with the address", out)
+		}
+		// A refused system call is seccomp's, and a program that prints
+		// "Permission denied" by itself is blamed on nothing.
+		_, _ = c.call("run_shell_command", map[string]any{"command": "unshare -U true"}, &out)
+		if out.Blocked == nil || out.Blocked.Layer != "seccomp" || !strings.Contains(out.Blocked.Message, "unshare") {
+			t.Errorf("unshare: %+v; want it blamed on seccomp, naming the call", out)
+		}
+		_, _ = c.call("run_shell_command", map[string]any{"command": "echo 'Permission denied' >&2; exit 1"}, &out)
+		if out.Blocked != nil {
+			t.Errorf("a program printing Permission denied: blocked %+v; want no layer blamed", out.Blocked)
 		}
 		// The directory must lie inside the workspace.
 		res, text = c.call("run_shell_command", map[string]any{"command": "pwd", "directory": "/etc"}, nil)

@@ -195,6 +195,11 @@ type Judgement struct {
 	Approve string `json:"approve,omitempty"`
 	// Depth is how deeply the command is nested (bash -c, eval, $(...)).
 	Depth int `json:"depth,omitempty"`
+	// Writes are the paths the command writes as the judge read them
+	// (redirections, cp's and tee's targets...), absolute; those computed
+	// at run time are not known. For whoever explains a failure: a write
+	// the sandbox keeps read-only is one the command line names.
+	Writes []Write `json:"-"`
 
 	texts  []string // the texts rules were matched against
 	listed bool     // an allow rule of the configuration matched
@@ -255,4 +260,10 @@ func (d *Decision) String() string {
 		C Category `json:"category"`
 	}{d.Action, d.Risk, d.Category})
 	return string(b)
+}
+
+// Write is a path a command writes, and the place it is in.
+type Write struct {
+	Path  string
+	Place Place
 }

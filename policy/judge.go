@@ -17,6 +17,7 @@ type judge struct {
 	// allow rule that matches form i covers the findings of layers >= i.
 	layer    int
 	findings []layered
+	writes   []Write
 }
 
 type layered struct {

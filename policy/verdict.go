@@ -12,7 +12,7 @@ import (
 func (st *state) rule(j *judge, inner *Command) Judgement {
 	pol, t := st.e.pol, st.e.pol.Thresholds
 	c := j.cmd
-	out := Judgement{Command: strings.TrimSpace(c.Source), Depth: c.Depth}
+	out := Judgement{Command: strings.TrimSpace(c.Source), Depth: c.Depth, Writes: j.writes}
 	if inner != nil {
 		out.Program = inner.Name
 	}

@@ -33,7 +33,15 @@ func (j *judge) assign(a string) {
 
 // write judges a write to a path: a redirection, tee, cp's target.
 func (j *judge) write(a Arg, how string) {
-	switch p := j.place(a); p {
+	p := j.place(a)
+	if p != PlaceUnknown && p != PlaceDevice {
+		abs := a.Value
+		if rest, ok := strings.CutPrefix(abs, "~/"); ok && j.ctx.Home != "" {
+			abs = j.ctx.Home + "/" + rest
+		}
+		j.writes = append(j.writes, Write{Path: j.ctx.Abs(abs), Place: p})
+	}
+	switch p {
 	case PlaceDevice:
 	case PlaceDisk:
 		j.add(Forbidden, 10, "%s writes to the device %s: it destroys the file system on it", how, a.Value)

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"net/netip"
 	"sync"
+
+	"github.com/forgebox/forgebox/seccomp"
 )
 
 // Refusal is one kind of thing the sandbox refused the command, as the
@@ -38,6 +40,14 @@ const (
 	LayerSeccomp    = "seccomp"
 	LayerFilesystem = "filesystem"
 )
+
+// Routine reports whether the refusal happens in ordinary runs that do
+// not fail for it, so that it explains no failure by itself: glibc's NSS
+// asks systemd's user database over a Unix socket whenever a program
+// looks up a user, and takes the refusal as "no such service".
+func (r Refusal) Routine() bool {
+	return r.Layer == LayerSeccomp && r.Rule == seccomp.UnixSocketLabel
+}
 
 // MaxRefusals bounds Result.Refusals: distinct refusals past it are
 // counted in Result.RefusalsOmitted. maxRefusalTarget bounds a Target.

@@ -227,6 +227,9 @@ func ioctlRules() []Rule {
 // address in sendto() and connect(), and AF_UNIX makes SOCK_RAW a datagram
 // socket. Pipes between processes, libuv's and
 // Python's child IPC use stream socketpairs.
+// UnixSocketLabel labels the refusal of socket(AF_UNIX).
+const UnixSocketLabel = "socket(AF_UNIX)"
+
 func unixSocketRules() []Rule {
 	const why = "a Unix socket can connect or send to a host socket bound after the start, which no mount covers"
 	return []Rule{{
@@ -234,7 +237,7 @@ func unixSocketRules() []Rule {
 		// The kernel reads the family as an int.
 		Conds: []Cond{{Arg: 0, Op: MaskedEqual, Mask: 0xffffffff, Value: afUnix}},
 		Errno: EPERM,
-		Label: "socket(AF_UNIX)",
+		Label: UnixSocketLabel,
 		Why:   why,
 	}, {
 		Syscall: "socketpair",
