@@ -23,7 +23,7 @@ func TestWireConstantsMatchC(t *testing.T) {
 		opClone, opAttach, opSetattr, opTmpfs, opMkdir, opMkfile, opSymlink, opHide,
 		opFlagRecursive, opFlagDir, syncFD, maxFrame, 48, tagFDs, tagRule, tagSeccomp,
 		tagRlimit, fdLandlock, fdCgroup, fdJoinShift, maxJoin,
-		tagProxy, readyPidfd, readyMaster, readyProxy}
+		tagProxy, readyPidfd, readyMaster, readyProxy, opFlagLink}
 	for i, want := range goSide {
 		if got := wireConstantC(i); got != want {
 			t.Errorf("wire constant %d: C has %d, Go has %d", i, got, want)
@@ -60,7 +60,7 @@ func TestWireNamesMatchC(t *testing.T) {
 
 		"FB_OP_CLONE": opClone, "FB_OP_ATTACH": opAttach, "FB_OP_SETATTR": opSetattr, "FB_OP_TMPFS": opTmpfs,
 		"FB_OP_MKDIR": opMkdir, "FB_OP_MKFILE": opMkfile, "FB_OP_SYMLINK": opSymlink, "FB_OP_HIDE": opHide,
-		"FB_OPF_RECURSIVE": opFlagRecursive, "FB_OPF_DIR": opFlagDir,
+		"FB_OPF_RECURSIVE": opFlagRecursive, "FB_OPF_DIR": opFlagDir, "FB_OPF_LINK": opFlagLink,
 		"FB_MOUNT_FIXED": mountRecordFixed(t),
 
 		"FB_SIG_KILL_TREE": int(sigKillTree),
