@@ -167,7 +167,9 @@ func placeOps(kept []viewItem, slot []uint32) ([]mountOp, error) {
 			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Clr: it.Clr, Flags: recursiveIf(it.Dir)})
 		case kindRedirect:
 			// The file must still be the one copied: the copy stands for it.
-			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Dev: it.Dev, Ino: it.Ino})
+			// opFlagLink: where the kernel refuses to mount the link, the
+			// file is bound read-only instead.
+			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Dev: it.Dev, Ino: it.Ino, Flags: opFlagLink})
 		default:
 			return nil, fmt.Errorf("plan: unknown item kind %d at %s", it.Kind, it.Path)
 		}

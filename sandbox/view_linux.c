@@ -408,6 +408,20 @@ out:
 	return r;
 }
 
+/* attach_readonly binds a file read-only onto itself: what a private copy's
+ * file gets where the kernel refuses to mount the symlink leading to the
+ * copy. The command then cannot change it, as before private copies. */
+static int attach_readonly(const char *path, uint64_t dev, uint64_t ino, struct fb_err *e)
+{
+	int t = clone_tree(path, dev, ino, 0, 0, e), r;
+
+	if (t < 0)
+		return -1;
+	r = attach(t, path, FB_MOUNT_ATTR_RDONLY | FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV, 0, 0, dev, ino, e);
+	close(t);
+	return r;
+}
+
 static int apply_op(const struct fb_mount *m, int *slot, struct fb_err *e)
 {
 	int recursive = (m->flags & FB_OPF_RECURSIVE) != 0, dir = (m->flags & FB_OPF_DIR) != 0, r;
@@ -416,13 +430,18 @@ static int apply_op(const struct fb_mount *m, int *slot, struct fb_err *e)
 	case FB_OP_CLONE:
 		/* Host paths are cloned before anything of the plan covers them. */
 		slot[m->slot] = clone_tree(m->a, m->dev, m->ino, recursive, (m->flags & FB_OPF_LINK) != 0, e);
-		return slot[m->slot] < 0 ? -1 : 0;
+		/* A link the kernel cannot clone: its attach falls back. */
+		return slot[m->slot] < 0 && !((m->flags & FB_OPF_LINK) && e->err != ESTALE) ? -1 : 0;
 	case FB_OP_ATTACH:
+		if (slot[m->slot] < 0 && (m->flags & FB_OPF_LINK))
+			return attach_readonly(m->a, m->dev, m->ino, e);
 		if (slot[m->slot] < 0)
 			return fb_fail(e, "mounts", EBADF, "attach \"%s\": slot %u is empty", m->a, m->slot);
 		r = attach(slot[m->slot], m->a, m->set, m->clr, recursive, m->dev, m->ino, e);
 		close(slot[m->slot]);
 		slot[m->slot] = -1;
+		if (r < 0 && (m->flags & FB_OPF_LINK) && e->err != ESTALE)
+			return attach_readonly(m->a, m->dev, m->ino, e);
 		return r;
 	case FB_OP_SETATTR:
 		return set_attr_at(m->a, m->set, m->clr, recursive, e);

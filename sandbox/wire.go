@@ -110,7 +110,7 @@ const (
 const (
 	opFlagRecursive = 1 << 0
 	opFlagDir       = 1 << 1
-	opFlagLink      = 1 << 2 // clone: a symlink at A is cloned itself
+	opFlagLink      = 1 << 2 // clone: a symlink at A is cloned itself; attach: if the link cannot be mounted, bind A read-only
 )
 
 // Mount attributes, as MOUNT_ATTR_* in <linux/mount.h>.
