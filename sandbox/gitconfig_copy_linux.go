@@ -77,17 +77,21 @@ func newConfigCopy(stateDir, real string, dev, ino uint64, roots []string) (*con
 	if odd := parseConfig(before).odd; odd != "" {
 		return nil, fmt.Errorf("it %s", odd)
 	}
+	// Checked before anything is made there, and again once the path is
+	// resolved.
 	base := filepath.Join(stateDir, configCopiesDir)
+	if err := outsideRoots(base, roots); err != nil {
+		return nil, err
+	}
 	if err := os.MkdirAll(base, 0o700); err != nil {
 		return nil, fmt.Errorf("make its private copy: %w", err)
 	}
-	if h, err := realPath(base); err == nil {
-		base = h.Path
+	h, err := realPath(base)
+	if err != nil {
+		return nil, fmt.Errorf("make its private copy: %w", err)
 	}
-	for _, r := range roots {
-		if pathtree.Within(base, r) || pathtree.Within(r, base) {
-			return nil, fmt.Errorf("the state directory %s is inside or holds the writable root %s", base, r)
-		}
+	if base = h.Path; outsideRoots(base, roots) != nil {
+		return nil, outsideRoots(base, roots)
 	}
 	dir, err := os.MkdirTemp(base, "run-")
 	if err != nil {
@@ -112,6 +116,18 @@ func newConfigCopy(stateDir, real string, dev, ino uint64, roots []string) (*con
 	}
 	c.fact.LinkDev, c.fact.LinkIno = uint64(st.Dev), st.Ino
 	return c, nil
+}
+
+// outsideRoots refuses a directory for private copies that lies in a
+// writable root or holds one: the command could write there outside its
+// copy.
+func outsideRoots(dir string, roots []string) error {
+	for _, r := range roots {
+		if pathtree.Within(dir, r) || pathtree.Within(r, dir) {
+			return fmt.Errorf("the state directory %s is inside or holds the writable root %s", dir, r)
+		}
+	}
+	return nil
 }
 
 // readConfigFile reads a config file, no symlink on the way, as a regular
@@ -154,6 +170,14 @@ func (g *guard) carryConfig() ([]Quarantined, []string) {
 		q, w := c.carry()
 		moved, warnings = append(moved, q...), append(warnings, w...)
 		c.done = true
+	}
+	// Said on stderr too, as what afterRun moves aside is.
+	for _, q := range moved {
+		what := q.Path + ": " + q.Why
+		if q.Key != "" {
+			what = fmt.Sprintf("the command set %s = %q in %s, which was NOT carried over: it can make Git run a program, send data elsewhere or read another file, or forgebox does not know the key", q.Key, q.Value, q.Path)
+		}
+		warnings = append(warnings, fmt.Sprintf("%s (the run's copy is kept in %s)", what, q.MovedTo))
 	}
 	return moved, warnings
 }
