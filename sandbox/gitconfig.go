@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/forgebox/forgebox/pathtree"
 )
@@ -106,7 +107,7 @@ func gitConfigEntries(r io.Reader) iter.Seq[gitConfigEntry] {
 				}
 				continue
 			}
-			keyAt := len(text) - len(strings.TrimLeft(text, " \t"))
+			keyAt := len(text) - len(strings.TrimLeftFunc(text, unicode.IsSpace))
 			if line[0] == '[' {
 				s, ss, hasSub, end, ok := parseConfigHeader(line)
 				if !ok {
@@ -117,11 +118,13 @@ func gitConfigEntries(r io.Reader) iter.Seq[gitConfigEntry] {
 					continue
 				}
 				section, subsection, sub, header = s, ss, hasSub, line[:end]
-				rest := line[end:]
-				if rest = strings.TrimSpace(rest); rest == "" {
+				rest := strings.TrimSpace(line[end:])
+				if rest == "" {
 					continue
 				}
-				keyAt = strings.Index(text, rest)
+				// Past the header, not the first match of the key's text:
+				// that may be inside a quoted subsection.
+				keyAt += end + len(line[end:]) - len(strings.TrimLeftFunc(line[end:], unicode.IsSpace))
 				line = rest
 			}
 			k, v, eq := strings.Cut(line, "=")

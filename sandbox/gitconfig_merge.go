@@ -137,6 +137,17 @@ func mergeConfig(current, before string, changes []configChange) (out string, ke
 		}
 		out = applyChange(out, cur.byKey[c.Key()], c)
 	}
+	// The text written must say what was meant and no more: every key it
+	// changes from current is ordinary.
+	check, odd := diffConfig(current, out)
+	if odd != "" {
+		return current, nil, "merging the changes would leave a config that " + odd
+	}
+	for _, c := range check {
+		if c.Class() != gitKeyOrdinary {
+			return current, nil, "merging the changes would also change " + c.Key()
+		}
+	}
 	return out, kept, ""
 }
 

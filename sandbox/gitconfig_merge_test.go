@@ -84,6 +84,10 @@ func TestMergeConfig(t *testing.T) {
 			before: "[branch \"Main\"]\n\trebase = false\n", after: "[branch \"Main\"]\n\trebase = false\n[branch \"main\"]\n\trebase = true\n",
 			current: "[branch \"Main\"]\n\trebase = false\n",
 			want:    "[branch \"Main\"]\n\trebase = false\n[branch \"main\"]\n\trebase = true\n"},
+		{name: "a key after a header whose subsection holds the key's text",
+			before: "[branch \"rebase = false\"] rebase = false\n", after: "[branch \"rebase = false\"] rebase = true\n",
+			current: "[branch \"rebase = false\"] rebase = false\n",
+			want:    "[branch \"rebase = false\"]\n\trebase = true\n"},
 		{name: "CRLF",
 			before: "[core]\r\n\tautocrlf = false\r\n", after: "[core]\r\n\tautocrlf = true\r\n", current: "[core]\r\n\tautocrlf = false\r\n",
 			want: "[core]\r\n\tautocrlf = true\r\n"},
@@ -101,5 +105,15 @@ func TestMergeConfig(t *testing.T) {
 				t.Errorf("mergeConfig(%q) = %q, kept %q; want %q, kept %q", tt.current, got, kept, tt.want, tt.kept)
 			}
 		})
+	}
+}
+
+// mergeConfig writes only ordinary changes, whatever it is handed: the
+// text it would write is diffed against the current one again.
+func TestMergeConfigRefusesOtherChanges(t *testing.T) {
+	before := "[core]\n\tbare = false\n"
+	changes, _ := diffConfig(before, before+"[core]\n\tfsmonitor = x\n")
+	if got, _, odd := mergeConfig(before, before, changes); got != before || odd == "" {
+		t.Errorf("mergeConfig(core.fsmonitor) = %q, %q; want the text unchanged and a reason", got, odd)
 	}
 }
