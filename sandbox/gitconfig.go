@@ -119,7 +119,7 @@ func gitConfigEntries(r io.Reader) iter.Seq[gitConfigEntry] {
 				}
 				section, subsection, sub, header = s, ss, hasSub, line[:end]
 				rest := strings.TrimSpace(line[end:])
-				if rest == "" {
+				if rest == "" || rest[0] == '#' || rest[0] == ';' {
 					continue
 				}
 				// Past the header, not the first match of the key's text:
