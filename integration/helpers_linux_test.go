@@ -124,6 +124,8 @@ type quarantine struct {
 	Path    string `json:"path"`
 	MovedTo string `json:"moved_to"`
 	Why     string `json:"why"`
+	Key     string `json:"key"`
+	Value   string `json:"value"`
 }
 
 type enforced struct {
@@ -137,9 +139,11 @@ type enforced struct {
 	Sockets      []string `json:"sockets_hidden"`
 	Protected    []string `json:"protected"`
 	Watched      []string `json:"watched"`
-	PrivateDirs  []string `json:"private_dirs"`
-	PTY          bool     `json:"pty"`
-	Missing      []string `json:"missing"`
+	// PrivateCopies is omitted when empty.
+	PrivateCopies []string `json:"private_copies"`
+	PrivateDirs   []string `json:"private_dirs"`
+	PTY           bool     `json:"pty"`
+	Missing       []string `json:"missing"`
 
 	LandlockABI    int      `json:"landlock_abi"`
 	LandlockTCP    bool     `json:"landlock_tcp_denied"`

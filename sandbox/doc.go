@@ -94,6 +94,12 @@
 //     the start; a missing .git/hooks or .git/commondir is held by a
 //     placeholder; anything created at another missing protected name is
 //     moved aside (quarantined) once the tree is dead;
+//   - the workspace repository's .git/config is the exception: the command
+//     gets a private copy (a symlink to it mounted over the file, so that
+//     git's lock-and-rename works), and once the tree is dead the changes
+//     to ordinary keys (gitConfigKey) are carried into the real file and
+//     the others quarantined; the real file never holds a key the run set
+//     while the run goes on;
 //   - credential locations under the caller's home, /etc secrets and --hide
 //     paths show up empty; /run, /tmp, /var/tmp and /dev/shm are private;
 //     every pathname Unix socket bound on the host at launch is covered;

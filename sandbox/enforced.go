@@ -38,6 +38,11 @@ type Enforced struct {
 	// there is moved aside afterwards (Result.Quarantined).
 	Protected []string `json:"protected"`
 	Watched   []string `json:"watched"`
+	// PrivateCopies lists protected files the command saw as a copy of
+	// its own: the workspace repository's .git/config, whose ordinary
+	// key changes are carried back after the run and the others refused
+	// (Result.Quarantined).
+	PrivateCopies []string `json:"private_copies,omitempty"`
 	// PrivateDirs are the tmpfs mounts private to the run.
 	PrivateDirs []string `json:"private_dirs"`
 	PTY         bool     `json:"pty"`
@@ -97,6 +102,7 @@ func newEnforced(profile Profile, network Network, pty bool) Enforced {
 		Protected:            []string{},
 		Watched:              []string{},
 		PrivateDirs:          []string{},
+		PrivateCopies:        nil, // Linux only: the others keep every Git config read-only
 		PTY:                  pty,
 		LandlockABI:          0,
 		LandlockRules:        0,
@@ -126,5 +132,6 @@ func (e Enforced) withoutSandbox(missing ...string) Enforced {
 	e.Sandbox, e.Missing = false, slices.Concat(missing, e.Missing)
 	e.Namespaces, e.Network, e.Proxy = []string{}, NetHost, ""
 	e.ReadOnlyRoot, e.Writable, e.Hidden, e.Sockets, e.Protected, e.PrivateDirs = false, []string{}, []string{}, []string{}, []string{}, []string{}
+	e.PrivateCopies = nil
 	return e
 }

@@ -1,116 +1,232 @@
 package sandbox
 
 import (
-	"bufio"
 	"io"
 	"iter"
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode"
 
 	"github.com/forgebox/forgebox/pathtree"
 )
 
-// safeConfig lists the Git config keys a repository created during the run
-// may keep: what `git init`, `git clone` and everyday commands write. Any
-// other key (they include commands Git runs — core.fsmonitor, filters,
-// merge drivers, aliases, remote.*.uploadpack — and files it reads) moves
-// the config aside. Keys are section[.subsection].name; "*" matches any
-// subsection.
-var safeConfig = map[string]bool{
-	"core.repositoryformatversion": true, "core.filemode": true, "core.bare": true, "core.logallrefupdates": true,
-	"core.ignorecase": true, "core.precomposeunicode": true, "core.symlinks": true, "core.autocrlf": true,
-	"core.eol": true, "core.safecrlf": true, "core.quotepath": true, "core.longpaths": true,
-	"user.name": true, "user.email": true, "init.defaultbranch": true,
-	"extensions.objectformat": true,
-	"branch.*.remote":         true, "branch.*.merge": true, "branch.*.rebase": true, "branch.*.pushremote": true,
-	"branch.*.description": true,
-	"remote.*.url":         true, "remote.*.pushurl": true, "remote.*.fetch": true, "remote.*.push": true,
-	"remote.*.tagopt": true, "remote.*.prune": true, "remote.*.mirror": true,
-	"pull.rebase": true, "pull.ff": true, "push.default": true, "push.autosetupremote": true, "fetch.prune": true,
-	"merge.ff": true, "merge.conflictstyle": true, "color.ui": true,
-	// What git submodule writes: a submodule's Git directory names its
-	// worktree, the superproject names its submodules (but not
-	// submodule.*.update, which may be "!command").
-	"core.worktree": true, "submodule.*.url": true, "submodule.*.active": true, "submodule.*.branch": true,
-}
-
 // configTextRisk reads a new repository's Git config and says why it must
-// go, or returns "" when every key in it is safe (safeConfig).
+// go, or returns "" when a repository made during the run may keep every
+// key in it (gitConfigKey).
 func configTextRisk(f io.Reader) string {
 	for e := range gitConfigEntries(f) {
 		if e.Odd != "" {
 			return "its config " + e.Odd
 		}
-		section := e.Section
-		if e.Sub || strings.Contains(section, ".") {
-			section = strings.SplitN(section, ".", 2)[0] + ".*"
-		}
-		if full := section + "." + e.Key; !safeConfig[full] {
-			return "its config sets " + full
+		if gitConfigKey(e.Section, e.Sub, e.Key, e.Value) == gitKeyRefused {
+			return "its config sets " + e.pattern()
 		}
 	}
 	return ""
 }
 
 // gitConfigEntry is one key of a Git config file as forgebox reads it:
-// roughly, enough to vet a config and to find the paths Git follows. It is
-// the only reader of Git configuration in the sandbox, on every OS.
+// enough to vet a config, to find the paths Git follows, and to edit a
+// config key by key without touching the rest of its text. It is the only
+// reader of Git configuration in the sandbox, on every OS.
 type gitConfigEntry struct {
 	// Section is the header's name, lower-case, without its subsection:
-	// "core" for [core] and [core "x"], "a.b" for [a.b]. Sub says the
-	// header named a subsection in quotes.
-	Section string
-	Sub     bool
+	// "core" for [core] and [core "x"], "a" for [a.b]. Sub says the
+	// header named a subsection, Subsection is it: as written in quotes,
+	// lower-case in the old [a.b] form.
+	Section    string
+	Sub        bool
+	Subsection string
 	// Key is lower-case; Value is trimmed, outer quotes removed, and empty
-	// for a key without "=".
-	Key, Value string
+	// for a key without "=". RawValue is the text after the key's name,
+	// trimmed ("= x", or "" without "="): what two versions of a file are
+	// compared on.
+	Key, Value, RawValue string
+	// Line is the entry's line (from 0), Text that line as written and
+	// KeyAt where in it the key's name starts (after a section header on
+	// the same line). Header is the section's header as written.
+	Line   int
+	Text   string
+	KeyAt  int
+	Header string
 	// Odd says why a line was not read ("continues lines", "is
 	// malformed"): the entry has no key, and the file cannot be vetted.
 	Odd string
 }
 
-// gitConfigEntries yields the keys of the Git config r, the first MiB of
-// it. A key on a section header's line counts, as it does for Git.
+// name is the entry's full key: section[.subsection].key.
+func (e gitConfigEntry) name() string {
+	if e.Sub {
+		return e.Section + "." + e.Subsection + "." + e.Key
+	}
+	return e.Section + "." + e.Key
+}
+
+// pattern is the entry's key with any subsection written as "*".
+func (e gitConfigEntry) pattern() string {
+	if e.Sub {
+		return e.Section + ".*." + e.Key
+	}
+	return e.Section + "." + e.Key
+}
+
+// gitConfigMax bounds the Git config forgebox reads: a larger one is not
+// vetted.
+const gitConfigMax = 1 << 20
+
+// gitConfigEntries yields the keys of the Git config r. A key on a section
+// header's line counts, as it does for Git. What Git would read otherwise
+// than forgebox (continued lines, malformed headers or keys, a file over
+// gitConfigMax) is yielded as an entry with Odd set, so that a caller
+// vetting the file refuses it.
 func gitConfigEntries(r io.Reader) iter.Seq[gitConfigEntry] {
 	return func(yield func(gitConfigEntry) bool) {
-		var section string
+		data, err := io.ReadAll(io.LimitReader(r, gitConfigMax+1))
+		switch {
+		case err != nil:
+			yield(gitConfigEntry{Odd: "cannot be read: " + err.Error()})
+			return
+		case len(data) > gitConfigMax:
+			yield(gitConfigEntry{Odd: "is larger than 1 MiB, which forgebox does not vet"})
+			return
+		}
+		var section, subsection, header string
 		var sub bool
-		sc := bufio.NewScanner(io.LimitReader(r, 1<<20))
-		for sc.Scan() {
-			line := strings.TrimSpace(sc.Text())
+		for i, text := range configLines(string(data)) {
+			line := strings.TrimSpace(text)
+			odd := func(why string) bool {
+				return yield(gitConfigEntry{Section: section, Sub: sub, Subsection: subsection, Line: i, Text: text, Odd: why})
+			}
 			switch {
 			case line == "" || line[0] == '#' || line[0] == ';':
 				continue
 			case strings.HasSuffix(line, "\\"):
-				if !yield(gitConfigEntry{Section: section, Sub: sub, Odd: "continues lines, which forgebox does not vet"}) {
+				if !odd("continues lines, which forgebox does not vet") {
 					return
 				}
 				continue
 			}
+			keyAt := len(text) - len(strings.TrimLeftFunc(text, unicode.IsSpace))
 			if line[0] == '[' {
-				end := strings.IndexByte(line, ']')
-				if end < 0 {
-					section, sub = "", false
-					if !yield(gitConfigEntry{Odd: "is malformed"}) {
+				s, ss, hasSub, end, ok := parseConfigHeader(line)
+				if !ok {
+					section, subsection, sub, header = "", "", false, ""
+					if !odd("is malformed") {
 						return
 					}
 					continue
 				}
-				name, _, hasSub := strings.Cut(strings.TrimSpace(line[1:end]), " ")
-				section, sub = strings.ToLower(name), hasSub
-				if line = strings.TrimSpace(line[end+1:]); line == "" {
+				section, subsection, sub, header = s, ss, hasSub, line[:end]
+				rest := strings.TrimSpace(line[end:])
+				if rest == "" || rest[0] == '#' || rest[0] == ';' {
 					continue
 				}
+				// Past the header, not the first match of the key's text:
+				// that may be inside a quoted subsection.
+				keyAt += end + len(line[end:]) - len(strings.TrimLeftFunc(line[end:], unicode.IsSpace))
+				line = rest
 			}
-			k, v, _ := strings.Cut(line, "=")
-			e := gitConfigEntry{Section: section, Sub: sub, Key: strings.ToLower(strings.TrimSpace(k)),
-				Value: strings.Trim(strings.TrimSpace(v), `"`)}
+			k, v, eq := strings.Cut(line, "=")
+			k = strings.TrimSpace(k)
+			if section == "" || !configKeyName(k) {
+				if !odd("is malformed") {
+					return
+				}
+				continue
+			}
+			raw := ""
+			if eq {
+				raw = "= " + strings.TrimSpace(v)
+			}
+			e := gitConfigEntry{Section: section, Sub: sub, Subsection: subsection, Key: strings.ToLower(k),
+				Value: strings.Trim(strings.TrimSpace(v), `"`), RawValue: raw,
+				Line: i, Text: text, KeyAt: keyAt, Header: header}
 			if !yield(e) {
 				return
 			}
 		}
 	}
+}
+
+// configLines splits a config's text into lines without their line
+// endings; a last line without one counts.
+func configLines(text string) []string {
+	lines := strings.Split(text, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	for i, l := range lines {
+		lines[i] = strings.TrimSuffix(l, "\r")
+	}
+	return lines
+}
+
+// parseConfigHeader reads the section header at the start of line:
+// [section], [section "subsection"] (with \" and \\ escapes) or the old
+// [section.subsection]. end is just past its "]".
+func parseConfigHeader(line string) (section, subsection string, sub bool, end int, ok bool) {
+	i := 1
+	for i < len(line) && (configNameByte(line[i]) || line[i] == '.') {
+		i++
+	}
+	section = strings.ToLower(line[1:i])
+	if section == "" {
+		return "", "", false, 0, false
+	}
+	switch {
+	case i < len(line) && line[i] == ']':
+		if s, ss, found := strings.Cut(section, "."); found {
+			if s == "" || ss == "" {
+				return "", "", false, 0, false
+			}
+			return s, ss, true, i + 1, true
+		}
+		return section, "", false, i + 1, true
+	case i < len(line) && line[i] == ' ' && !strings.Contains(section, "."):
+	default:
+		return "", "", false, 0, false
+	}
+	for i < len(line) && line[i] == ' ' {
+		i++
+	}
+	if i >= len(line) || line[i] != '"' {
+		return "", "", false, 0, false
+	}
+	var b strings.Builder
+	for i++; i < len(line); i++ {
+		switch c := line[i]; {
+		case c == '\\' && i+1 < len(line):
+			i++
+			b.WriteByte(line[i])
+		case c == '"':
+			if i+1 < len(line) && line[i+1] == ']' {
+				return section, b.String(), true, i + 2, true
+			}
+			return "", "", false, 0, false
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return "", "", false, 0, false
+}
+
+// configKeyName reports whether k is a key name Git accepts: a letter,
+// then letters, digits and '-'.
+func configKeyName(k string) bool {
+	if k == "" || !('a' <= k[0]|0x20 && k[0]|0x20 <= 'z') {
+		return false
+	}
+	for i := 0; i < len(k); i++ {
+		if !configNameByte(k[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func configNameByte(c byte) bool {
+	return 'a' <= c|0x20 && c|0x20 <= 'z' || '0' <= c && c <= '9' || c == '-'
 }
 
 // gitConfigValues are the values of key in the sections called section

@@ -31,6 +31,10 @@ func TestConfigTextRisk(t *testing.T) {
 		{"[core]\n\tbare = \\\n", "its config continues lines, which forgebox does not vet"},
 		{"[core\n\tbare = false\n", "its config is malformed"},
 		{"[alias]\n\tst\n", "its config sets alias.st"},
+		{"[user] # me\n\tname = a\n", ""},
+		{"[user]\n\tcore.fsmonitor = x\n", "its config is malformed"},
+		{"[branch \"a]b\"]\n\tremote = origin\n", ""},
+		{"[branch \"x\"] fsmonitor = y\n", "its config sets branch.*.fsmonitor"},
 	} {
 		if got := configTextRisk(strings.NewReader(tt.config)); got != tt.want {
 			t.Errorf("configTextRisk(%q) = %q; want %q", tt.config, got, tt.want)

@@ -10,7 +10,9 @@ import (
 // denies it to the run's SID, sbpl.go writes it into the profile).
 var (
 	// gitDirFiles are protected in every Git directory: a .git, a bare
-	// repository, a submodule's. Hooks run programs; config names more
+	// repository, a submodule's (the workspace repository's config is a
+	// private copy on Linux instead: gitconfig_copy_linux.go). Hooks run
+	// programs; config names more
 	// (core.fsmonitor, filters, core.hooksPath); commondir points Git at
 	// another directory's config. Hold: missing, the name is held so that
 	// nothing appears there during the run (a placeholder on Linux,

@@ -65,7 +65,10 @@ enum fb_op {
 	FB_OP_HIDE = 10,
 };
 
-enum fb_op_flag { FB_OPF_RECURSIVE = 1 << 0, FB_OPF_DIR = 1 << 1 };
+/* FB_OPF_LINK: a clone whose path names a symlink clones the link itself
+ * (a run's private Git config is reached through one); an attach of such a
+ * clone that fails binds its target read-only instead. */
+enum fb_op_flag { FB_OPF_RECURSIVE = 1 << 0, FB_OPF_DIR = 1 << 1, FB_OPF_LINK = 1 << 2 };
 
 /* Size of a mount op record before its two strings: op, 3 bytes of
  * padding, flags, mode, slot, set, clr, dev, ino. */

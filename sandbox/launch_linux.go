@@ -103,6 +103,10 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	if p.guard != nil {
 		// Also after a failed setup: the tree is dead either way.
 		moved, warnings := p.guard.afterRun(time.Now())
+		// Then the config copies: the command's tree is dead, and the
+		// check above has seen the real config as it was.
+		cm, cw := p.guard.carryConfig()
+		moved, warnings = append(moved, cm...), append(warnings, cw...)
 		if res != nil {
 			res.Quarantined = moved
 			res.Warnings = append(res.Warnings, warnings...)

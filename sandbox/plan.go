@@ -13,13 +13,14 @@ import (
 type itemKind uint8
 
 const (
-	kindBase    itemKind = iota + 1 // placed by the child's base view: /proc, /dev, /tmp, /run ...
-	kindTmpfs                       // a fresh tmpfs private to the run
-	kindCover                       // an empty read-only stand-in hiding the path
-	kindGrant                       // the host path itself, bound in place
-	kindProtect                     // a path inside a writable root, made read-only
-	kindPin                         // a directory bound onto itself: it can no longer be renamed
-	kindSymlink                     // a symlink inside a tmpfs of ours
+	kindBase     itemKind = iota + 1 // placed by the child's base view: /proc, /dev, /tmp, /run ...
+	kindTmpfs                        // a fresh tmpfs private to the run
+	kindCover                        // an empty read-only stand-in hiding the path
+	kindGrant                        // the host path itself, bound in place
+	kindProtect                      // a path inside a writable root, made read-only
+	kindPin                          // a directory bound onto itself: it can no longer be renamed
+	kindSymlink                      // a symlink inside a tmpfs of ours
+	kindRedirect                     // a host symlink (From) bound over a file: the path leads to a private copy
 )
 
 // viewItem is one mount of the filesystem view, before ordering.
@@ -35,8 +36,13 @@ type viewItem struct {
 	ReadOnlyAfter bool
 	// Target is a symlink's target.
 	Target string
-	// Dev and Ino pin the host inode a protect or pin item must find.
+	// Dev and Ino pin the host inode a protect, pin or redirect item must
+	// find at Path.
 	Dev, Ino uint64
+	// From is the host symlink a redirect binds over Path, and FromDev
+	// and FromIno its inode.
+	From             string
+	FromDev, FromIno uint64
 }
 
 // planMounts orders the items and turns them into mount operations for the
@@ -113,7 +119,12 @@ func placedItems(items []viewItem) ([]viewItem, error) {
 func cloneOps(kept []viewItem) (ops []mountOp, slot []uint32, slots uint32) {
 	slot = make([]uint32, len(kept))
 	for i, it := range kept {
-		if hostContent(it.Kind) {
+		switch {
+		case it.Kind == kindRedirect:
+			slot[i] = slots
+			ops = append(ops, mountOp{Op: opClone, A: it.From, Slot: slots, Flags: opFlagLink, Dev: it.FromDev, Ino: it.FromIno})
+			slots++
+		case hostContent(it.Kind):
 			slot[i] = slots
 			ops = append(ops, mountOp{Op: opClone, A: it.Path, Slot: slots, Flags: recursiveIf(it.Dir), Dev: it.Dev, Ino: it.Ino})
 			slots++
@@ -154,6 +165,11 @@ func placeOps(kept []viewItem, slot []uint32) ([]mountOp, error) {
 			ops = append(ops, mountOp{Op: opHide, A: it.Path, Flags: flags})
 		case kindGrant, kindProtect, kindPin:
 			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Clr: it.Clr, Flags: recursiveIf(it.Dir)})
+		case kindRedirect:
+			// The file must still be the one copied: the copy stands for it.
+			// opFlagLink: where the kernel refuses to mount the link, the
+			// file is bound read-only instead.
+			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Dev: it.Dev, Ino: it.Ino, Flags: opFlagLink})
 		default:
 			return nil, fmt.Errorf("plan: unknown item kind %d at %s", it.Kind, it.Path)
 		}
@@ -191,7 +207,7 @@ func mountPoint(base string, it viewItem, made map[string]bool) []mountOp {
 // hostContent reports whether what is visible beneath an item of this kind
 // is the host's own tree (so mount points already exist).
 func hostContent(k itemKind) bool {
-	return k == kindGrant || k == kindProtect || k == kindPin
+	return k == kindGrant || k == kindProtect || k == kindPin || k == kindRedirect
 }
 
 // enclosing returns the index of the deepest item in items that is a strict

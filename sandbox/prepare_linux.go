@@ -125,7 +125,7 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		return err
 	}
 	tl.mark("paths checked")
-	facts, err := p.gatherFacts(l, bases, s.treeStore())
+	facts, err := p.gatherFacts(l, bases, s.treeStore(), s.StateDir)
 	if err != nil {
 		return err
 	}
@@ -301,7 +301,7 @@ func checkWritableRoots(l layout, homes, secrets []string) error {
 // gatherFacts reads what the view depends on from the host: secrets,
 // sockets, protected paths (the guard) and a few directories. The facts are
 // independent of each other, so they are gathered at once.
-func (p *prepared) gatherFacts(l layout, bases secretBases, trees treeStore) (hostFacts, error) {
+func (p *prepared) gatherFacts(l layout, bases secretBases, trees treeStore, stateDir string) (hostFacts, error) {
 	var facts hostFacts
 	var wg sync.WaitGroup
 	var guardErr error
@@ -311,7 +311,11 @@ func (p *prepared) gatherFacts(l layout, bases secretBases, trees treeStore) (ho
 	var mounts []mountEntry
 	wg.Go(func() { mounts = readMountinfo() })
 	if len(l.Writable) > 0 {
-		wg.Go(func() { p.guard, guardErr = protect(l.Workspace, l.Writable, trees, time.Now()) })
+		wg.Go(func() {
+			if p.guard, guardErr = protect(l.Workspace, l.Writable, trees, time.Now()); guardErr == nil {
+				p.guard.copyConfig(stateDir)
+			}
+		})
 	}
 	facts.Dirs = map[string]bool{}
 	for _, d := range []string{"/var/tmp", "/run", "/var/run"} {
@@ -333,7 +337,7 @@ func (p *prepared) gatherFacts(l layout, bases secretBases, trees treeStore) (ho
 	facts.Secrets, facts.Sockets = otherNames(facts.Secrets, l.Hide, facts.Sockets, mounts)
 	p.warnings = append(p.warnings, socketWarnings...)
 	if p.guard != nil {
-		facts.Protected = p.guard.paths
+		facts.Protected, facts.Copies = p.guard.paths, p.guard.copyFacts()
 		p.warnings = append(p.warnings, p.guard.warnings...)
 	}
 	return facts, nil

@@ -28,6 +28,7 @@ type guard struct {
 	trees     []*rootWatch // the post-run check of every writable root
 	watched   []watch
 	held      []*placeholder
+	copies    []*configCopy // private copies of configs (gitconfig_copy_linux.go)
 	warnings  []string
 }
 
@@ -248,4 +249,5 @@ func (g *guard) release() {
 		h.release()
 	}
 	g.held = nil
+	g.dropCopies()
 }

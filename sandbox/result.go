@@ -81,11 +81,16 @@ type Connection struct {
 	DurationMS float64 `json:"duration_ms"`
 }
 
-// Quarantined is a protected path the run created, moved aside after it.
+// Quarantined is a protected path the run created, moved aside after it,
+// or a Git config key the run set and forgebox refused: then Path is the
+// config, Key and Value what was refused, and MovedTo the run's copy of
+// the config, kept for inspection.
 type Quarantined struct {
 	Path    string `json:"path"`
 	MovedTo string `json:"moved_to"`
 	Why     string `json:"why"`
+	Key     string `json:"key,omitempty"`
+	Value   string `json:"value,omitempty"`
 }
 
 // Phase is one step of a run and when it ended, relative to the start.

@@ -26,6 +26,8 @@ type hostFacts struct {
 	Secrets   []hostPath      // secret locations that exist
 	Sockets   []string        // host Unix sockets bound at launch
 	Protected []protectedPath
+	// Copies are protected files the command gets a private copy of.
+	Copies []privateCopy
 	// ResolvConf is the file under /run that /etc/resolv.conf leads to.
 	ResolvConf string
 }
@@ -42,6 +44,21 @@ type protectedPath struct {
 	Dir      bool
 	Pin      bool // bind a .git directory onto itself so it cannot be renamed away
 	Dev, Ino uint64
+}
+
+// privateCopy is a protected file the command sees as a private copy of
+// its own: a symlink of the run's, bound over the file, leads into a
+// directory of the run's outside the writable roots, writable. The copy is
+// vetted and carried back after the run (gitconfig_copy_linux.go). A
+// symlink and not the copy itself, because Git replaces a config by
+// renaming a lock file over it, which a file mounted there refuses (EBUSY);
+// Git follows the link and renames next to the copy.
+type privateCopy struct {
+	Path             string // the protected file
+	Dev, Ino         uint64 // its inode at launch
+	Link             string // the symlink to bind over it
+	LinkDev, LinkIno uint64
+	Dir              string // the directory Link leads into
 }
 
 // strictVisible are the top-level directories the strict profile keeps.
@@ -69,6 +86,7 @@ func buildView(l layout, f hostFacts, base Enforced) ([]viewItem, Enforced, erro
 		return nil, v.enf, err
 	}
 	v.sockets()
+	v.copies()
 	v.protected()
 	return v.finish(l)
 }
@@ -180,6 +198,17 @@ func (v *viewBuilder) sockets() {
 	}
 }
 
+// copies binds each private copy's link over its file and makes the
+// copy's directory writable; the file is then left out of protected.
+func (v *viewBuilder) copies() {
+	for _, c := range v.facts.Copies {
+		v.put(viewItem{Kind: kindRedirect, Path: c.Path, Set: attrRdonly | attrNosuid | attrNodev, Dev: c.Dev, Ino: c.Ino,
+			From: c.Link, FromDev: c.LinkDev, FromIno: c.LinkIno})
+		v.put(viewItem{Kind: kindGrant, Path: c.Dir, Dir: true, Set: attrNosuid | attrNodev | attrNoexec, Clr: attrRdonly})
+		v.enf.PrivateCopies = append(v.enf.PrivateCopies, c.Path)
+	}
+}
+
 // protected makes the guard's paths read-only, and pins the ones that must
 // stay in place but writable (.git itself).
 func (v *viewBuilder) protected() {
@@ -211,7 +240,7 @@ func (v *viewBuilder) finish(l layout) ([]viewItem, Enforced, error) {
 		return strings.Compare(a.Path, b.Path)
 	})
 	enf := v.enf
-	for _, s := range []*[]string{&enf.Hidden, &enf.Sockets, &enf.Protected, &enf.PrivateDirs} {
+	for _, s := range []*[]string{&enf.Hidden, &enf.Sockets, &enf.Protected, &enf.PrivateDirs, &enf.PrivateCopies} {
 		slices.Sort(*s)
 		*s = slices.Compact(*s)
 	}

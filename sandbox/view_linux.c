@@ -29,9 +29,11 @@ struct fb_open_how {
 
 /* open_at opens path relative to dirfd without following symlinks in any
  * component: a path the plan names must be exactly that path. With a pinned
- * inode, the path must still be the inode the parent saw. */
-static int open_at(int dirfd, const char *path, const char *shown, uint64_t dev, uint64_t ino, const char *what,
-		   struct fb_err *e)
+ * inode, the path must still be the inode the parent saw. A symlink as the
+ * last component is refused, unless link is set: then the descriptor is the
+ * link itself. */
+static int open_link_at(int dirfd, const char *path, const char *shown, uint64_t dev, uint64_t ino, int link,
+			const char *what, struct fb_err *e)
 {
 	struct fb_open_how how = {.flags = O_PATH | O_CLOEXEC | O_NOFOLLOW,
 				  .resolve = FB_RESOLVE_NO_SYMLINKS | FB_RESOLVE_NO_MAGICLINKS};
@@ -40,7 +42,7 @@ static int open_at(int dirfd, const char *path, const char *shown, uint64_t dev,
 
 	if (fd < 0)
 		return fb_fail(e, "mounts", errno, "%s \"%s\"", what, shown);
-	if (fstat(fd, &st) < 0 || S_ISLNK(st.st_mode)) {
+	if (fstat(fd, &st) < 0 || (S_ISLNK(st.st_mode) && !link)) {
 		int err = S_ISLNK(st.st_mode) ? ELOOP : errno;
 		close(fd);
 		return fb_fail(e, "mounts", err, "%s \"%s\"", what, shown);
@@ -50,6 +52,12 @@ static int open_at(int dirfd, const char *path, const char *shown, uint64_t dev,
 		return fb_fail(e, "mounts", ESTALE, "%s \"%s\" (it changed since the launch)", what, shown);
 	}
 	return fd;
+}
+
+static int open_at(int dirfd, const char *path, const char *shown, uint64_t dev, uint64_t ino, const char *what,
+		   struct fb_err *e)
+{
+	return open_link_at(dirfd, path, shown, dev, ino, 0, what, e);
 }
 
 int open_path(const char *path, uint64_t dev, uint64_t ino, const char *what, struct fb_err *e)
@@ -70,7 +78,7 @@ static struct {
 
 /* open_source opens a host path to clone, through the covered directory
  * when it lies beneath one. */
-static int open_source(const char *path, uint64_t dev, uint64_t ino, struct fb_err *e)
+static int open_source(const char *path, uint64_t dev, uint64_t ino, int link, struct fb_err *e)
 {
 	for (int i = 0; i < NPRIVATE; i++) {
 		size_t n = strlen(privates[i].path);
@@ -78,9 +86,9 @@ static int open_source(const char *path, uint64_t dev, uint64_t ino, struct fb_e
 			continue;
 		if (path[n] == 0)
 			return open_at(privates[i].fd, "", path, dev, ino, "clone", e) < 0 ? -1 : dup(privates[i].fd);
-		return open_at(privates[i].fd, path + n + 1, path, dev, ino, "clone", e);
+		return open_link_at(privates[i].fd, path + n + 1, path, dev, ino, link, "clone", e);
 	}
-	return open_path(path, dev, ino, "clone", e);
+	return open_link_at(AT_FDCWD, path, path, dev, ino, link, "clone", e);
 }
 
 /* open_parent opens the directory holding path and points *name at the
@@ -170,9 +178,9 @@ static int mount_tmpfs(const char *target, mode_t mode, uint64_t attrs, struct f
 	return mount_fs("tmpfs", opts, attrs, target, e);
 }
 
-static int clone_tree(const char *path, uint64_t dev, uint64_t ino, int recursive, struct fb_err *e)
+static int clone_tree(const char *path, uint64_t dev, uint64_t ino, int recursive, int link, struct fb_err *e)
 {
-	int src = open_source(path, dev, ino, e), t;
+	int src = open_source(path, dev, ino, link, e), t;
 	unsigned flags = AT_EMPTY_PATH | FB_OPEN_TREE_CLONE | O_CLOEXEC | (recursive ? FB_AT_RECURSIVE : 0);
 
 	if (src < 0)
@@ -287,7 +295,7 @@ static int hide(const char *target, int dir, struct fb_err *e)
 	if (t < 0)
 		return (e->err == ENOENT || e->err == EACCES) ? 0 : -1;
 	close(t);
-	if ((tree = clone_tree(dir ? FB_STAGE_DIR : FB_STAGE_FILE, 0, 0, 0, e)) < 0)
+	if ((tree = clone_tree(dir ? FB_STAGE_DIR : FB_STAGE_FILE, 0, 0, 0, 0, e)) < 0)
 		return -1;
 	r = attach(tree, target, FB_MOUNT_ATTR_RDONLY | FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC, 0,
 		   0, 0, 0, e);
@@ -314,7 +322,7 @@ static int protect_proc(struct fb_err *e)
 		int t, r;
 		if (lstat(readonly[i], &st) < 0)
 			continue; /* not in this kernel */
-		if ((t = clone_tree(readonly[i], 0, 0, 1, e)) < 0)
+		if ((t = clone_tree(readonly[i], 0, 0, 1, 0, e)) < 0)
 			return -1;
 		r = attach(t, readonly[i], FB_MOUNT_ATTR_RDONLY | FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV | FB_MOUNT_ATTR_NOEXEC,
 			   0, 1, 0, 0, e);
@@ -353,7 +361,7 @@ int build_base_view(struct fb_err *e)
 	for (int i = 0; i < 6; i++) {
 		struct stat st;
 		dev[i] = -1;
-		if (stat(devices[i], &st) == 0 && S_ISCHR(st.st_mode) && (dev[i] = clone_tree(devices[i], 0, 0, 0, e)) < 0)
+		if (stat(devices[i], &st) == 0 && S_ISCHR(st.st_mode) && (dev[i] = clone_tree(devices[i], 0, 0, 0, 0, e)) < 0)
 			goto out;
 	}
 	/* One recursive step makes every host mount read-only, nosuid and
@@ -400,6 +408,20 @@ out:
 	return r;
 }
 
+/* attach_readonly binds a file read-only onto itself: what a private copy's
+ * file gets where the kernel refuses to mount the symlink leading to the
+ * copy. The command then cannot change it, as before private copies. */
+static int attach_readonly(const char *path, uint64_t dev, uint64_t ino, struct fb_err *e)
+{
+	int t = clone_tree(path, dev, ino, 0, 0, e), r;
+
+	if (t < 0)
+		return -1;
+	r = attach(t, path, FB_MOUNT_ATTR_RDONLY | FB_MOUNT_ATTR_NOSUID | FB_MOUNT_ATTR_NODEV, 0, 0, dev, ino, e);
+	close(t);
+	return r;
+}
+
 static int apply_op(const struct fb_mount *m, int *slot, struct fb_err *e)
 {
 	int recursive = (m->flags & FB_OPF_RECURSIVE) != 0, dir = (m->flags & FB_OPF_DIR) != 0, r;
@@ -407,14 +429,19 @@ static int apply_op(const struct fb_mount *m, int *slot, struct fb_err *e)
 	switch (m->op) {
 	case FB_OP_CLONE:
 		/* Host paths are cloned before anything of the plan covers them. */
-		slot[m->slot] = clone_tree(m->a, m->dev, m->ino, recursive, e);
-		return slot[m->slot] < 0 ? -1 : 0;
+		slot[m->slot] = clone_tree(m->a, m->dev, m->ino, recursive, (m->flags & FB_OPF_LINK) != 0, e);
+		/* A link the kernel cannot clone: its attach falls back. */
+		return slot[m->slot] < 0 && !((m->flags & FB_OPF_LINK) && e->err != ESTALE) ? -1 : 0;
 	case FB_OP_ATTACH:
+		if (slot[m->slot] < 0 && (m->flags & FB_OPF_LINK))
+			return attach_readonly(m->a, m->dev, m->ino, e);
 		if (slot[m->slot] < 0)
 			return fb_fail(e, "mounts", EBADF, "attach \"%s\": slot %u is empty", m->a, m->slot);
-		r = attach(slot[m->slot], m->a, m->set, m->clr, recursive, 0, 0, e);
+		r = attach(slot[m->slot], m->a, m->set, m->clr, recursive, m->dev, m->ino, e);
 		close(slot[m->slot]);
 		slot[m->slot] = -1;
+		if (r < 0 && (m->flags & FB_OPF_LINK) && e->err != ESTALE)
+			return attach_readonly(m->a, m->dev, m->ino, e);
 		return r;
 	case FB_OP_SETATTR:
 		return set_attr_at(m->a, m->set, m->clr, recursive, e);

@@ -115,6 +115,7 @@ const (
 const (
 	opFlagRecursive = 1 << 0
 	opFlagDir       = 1 << 1
+	opFlagLink      = 1 << 2 // clone: a symlink at A is cloned itself; attach: if the link cannot be mounted, bind A read-only
 )
 
 // Mount attributes, as MOUNT_ATTR_* in <linux/mount.h>.
@@ -132,7 +133,7 @@ type mountOp struct {
 	Mode     uint32
 	Slot     uint32
 	Set, Clr uint64
-	Dev, Ino uint64 // when non-zero, the source or target must be this inode
+	Dev, Ino uint64 // when non-zero, the source (clone) or target (attach) must be this inode
 	A, B     string
 }
 
@@ -152,6 +153,9 @@ func (o mountOp) String() string {
 	}
 	if o.Flags&opFlagRecursive != 0 {
 		b.WriteString(" recursive")
+	}
+	if o.Flags&opFlagLink != 0 {
+		b.WriteString(" link")
 	}
 	if o.Op == opHide {
 		if o.Flags&opFlagDir != 0 {

@@ -24,7 +24,7 @@ func TestWireConstantsMatchC(t *testing.T) {
 		opFlagRecursive, opFlagDir, syncFD, maxFrame, 48, tagFDs, tagRule, tagSeccomp,
 		tagRlimit, fdLandlock, fdCgroup, fdJoinShift, maxJoin,
 		tagProxy, readyPidfd, readyMaster, readyProxy,
-		tagSeccompNotify, readyNotify}
+		tagSeccompNotify, readyNotify, opFlagLink}
 	for i, want := range goSide {
 		if got := wireConstantC(i); got != want {
 			t.Errorf("wire constant %d: C has %d, Go has %d", i, got, want)
@@ -63,7 +63,7 @@ func TestWireNamesMatchC(t *testing.T) {
 
 		"FB_OP_CLONE": opClone, "FB_OP_ATTACH": opAttach, "FB_OP_SETATTR": opSetattr, "FB_OP_TMPFS": opTmpfs,
 		"FB_OP_MKDIR": opMkdir, "FB_OP_MKFILE": opMkfile, "FB_OP_SYMLINK": opSymlink, "FB_OP_HIDE": opHide,
-		"FB_OPF_RECURSIVE": opFlagRecursive, "FB_OPF_DIR": opFlagDir,
+		"FB_OPF_RECURSIVE": opFlagRecursive, "FB_OPF_DIR": opFlagDir, "FB_OPF_LINK": opFlagLink,
 		"FB_MOUNT_FIXED": mountRecordFixed(t),
 
 		"FB_SIG_KILL_TREE": int(sigKillTree),

@@ -419,7 +419,12 @@ func (b *bait) check(res *sandbox.Result) findings {
 		}
 	}
 	for _, q := range res.Quarantined {
-		if rel, err := filepath.Rel(b.root, q.Path); err == nil && pathtree.Within(q.Path, b.root) {
+		rel, err := filepath.Rel(b.root, q.Path)
+		switch {
+		case err != nil || !pathtree.Within(q.Path, b.root):
+		case q.Key != "":
+			f.notes[classProtected] = append(f.notes[classProtected], "host: "+q.Key+", set by the probe in "+rel+", was not carried over")
+		default:
 			f.notes[classProtected] = append(f.notes[classProtected], "host: "+rel+" created by the probe was moved aside after the run")
 		}
 	}

@@ -72,6 +72,16 @@ func refused(v probe.Verdict) (effect, string) {
 // setup: an operation that prepares the next ones; the host check judges.
 func setup(probe.Verdict) (effect, string) { return stopped, "" }
 
+// privateCopy: a write that may succeed, into the run's private copy of
+// the file (the workspace repository's Git config); the host check judges
+// whether anything of it reached the host.
+func privateCopy(v probe.Verdict) (effect, string) {
+	if v.OK {
+		return stopped, "into its private copy"
+	}
+	return stopped, ""
+}
+
 // noSecret: reading may succeed (a hidden file reads empty) but must not
 // yield the secret, nor the names in a hidden directory.
 func noSecret(token string) expectation {
@@ -161,7 +171,7 @@ func plan(t target) map[string][]attempt {
 		classProtected: {
 			{[]string{"write", t.path(ws + ".git/hooks/pre-commit"), "pwned"}, "write " + ws + ".git/hooks/pre-commit", refused},
 			{[]string{"write", t.path(ws + ".git/hooks/post-checkout"), "pwned"}, "create " + ws + ".git/hooks/post-checkout", refused},
-			{[]string{"append", t.path(ws + ".git/config"), "[core]\n\tfsmonitor = pwned\n"}, "append to " + ws + ".git/config", refused},
+			{[]string{"append", t.path(ws + ".git/config"), "[core]\n\tfsmonitor = pwned\n"}, "append to " + ws + ".git/config", privateCopy},
 			{[]string{"rename", t.path(ws + ".git"), t.path(ws + ".git-moved")}, "rename " + ws + ".git", refused},
 			{[]string{"append", t.path(ws + ".bashrc"), "pwned"}, "append to " + ws + ".bashrc", refused},
 			{[]string{"write", t.path(ws + ".vscode/tasks.json"), "pwned"}, "create " + ws + ".vscode/tasks.json", refused},

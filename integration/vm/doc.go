@@ -15,7 +15,9 @@
 // read-only view, seccomp (ptrace, a user namespace, keyrings, io_uring
 // refused though the guest allows them), capabilities and Landlock held
 // against what the command sees, and everything else listed missing and
-// warned about; on 5.10, where --best-effort runs without any sandbox,
+// warned about; the workspace repository's Git config given as a private
+// copy through a symlink mounted over it (open_tree of a link, move_mount
+// onto a file), ordinary keys carried back and core.fsmonitor refused; on 5.10, where --best-effort runs without any sandbox,
 // the layers that need no namespaces still hold (seccomp, cgroup limits,
 // the whole tree killed at the end and on timeout); the Landlock ABI it
 // applies and the features it lists missing, attacked through TCP on the

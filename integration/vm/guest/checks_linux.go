@@ -26,6 +26,7 @@ var checks = []check{
 	{"tree_killed", checkTreeKilled},
 	{"write_inside", checkWriteInside},
 	{"write_outside", checkWriteOutside},
+	{"git_config_copy", checkGitConfigCopy},
 	{"pid_namespace", checkPIDNamespace},
 	{"net_none", checkNetNone},
 	{"hidden_secrets", checkHiddenSecrets},
@@ -163,6 +164,50 @@ func checkWriteInside(ctx context.Context, g *guest) (string, error) {
 		return "", fmt.Errorf("exit %d; %s holds %q (%v), want \"inside\\n\"", r.ExitCode, target, got, rerr)
 	}
 	return "created " + target, nil
+}
+
+// checkGitConfigCopy: the workspace repository's .git/config is a private
+// copy reached through a symlink mounted over it (open_tree of a symlink,
+// move_mount onto a file); a rewrite renamed next to the copy, as git
+// does, works; an ordinary key reaches the host after the run and
+// core.fsmonitor does not. Where the kernel refuses the mount, the config
+// is read-only as before, and the detail says so.
+func checkGitConfigCopy(ctx context.Context, g *guest) (string, error) {
+	gitdir := filepath.Join(g.ws, ".git")
+	os.RemoveAll(gitdir)
+	config := filepath.Join(gitdir, "config")
+	before := "[core]\n\trepositoryformatversion = 0\n\tbare = false\n"
+	if err := os.MkdirAll(filepath.Join(gitdir, "objects"), 0o755); err != nil {
+		return "", err
+	}
+	os.WriteFile(filepath.Join(gitdir, "HEAD"), []byte("ref: refs/heads/main\n"), 0o644)
+	if err := os.WriteFile(config, []byte(before), 0o644); err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(gitdir)
+	r, o, err := g.sandboxed(ctx, "git_config_copy", "-c", `t=$(readlink .git/config) || { echo READ-ONLY; exit 0; }
+cp "$t" "$t.new" && printf '[user]\n\temail = me@example.com\n[core]\n\tfsmonitor = x\n' >> "$t.new" && mv "$t.new" "$t" && echo RENAMED`)
+	if err != nil {
+		return "", err
+	}
+	got, _ := os.ReadFile(config)
+	switch {
+	case r.ExitCode != 0:
+		g.logf("git_config_copy", "%v", o)
+		return "", fmt.Errorf("exit %d", r.ExitCode)
+	case strings.Contains(r.Stdout, "READ-ONLY") && string(got) == before:
+		return "the kernel refused the symlink mount: .git/config stayed read-only", nil
+	case !strings.Contains(r.Stdout, "RENAMED"):
+		g.logf("git_config_copy", "%v", o)
+		return "", fmt.Errorf("the rename next to the copy failed: %q", r.Stdout)
+	case strings.Contains(string(got), "fsmonitor"):
+		return "", fmt.Errorf("core.fsmonitor reached the host: %q", got)
+	case !strings.Contains(string(got), "email = me@example.com"):
+		return "", fmt.Errorf("user.email did not reach the host: %q", got)
+	case len(r.Quarantined) != 1 || r.Quarantined[0].Key != "core.fsmonitor":
+		return "", fmt.Errorf("quarantined %+v, want core.fsmonitor", r.Quarantined)
+	}
+	return "private copy through a mounted symlink; user.email carried over, core.fsmonitor refused", nil
 }
 
 // checkWriteOutside: files outside the workspace that this user may write

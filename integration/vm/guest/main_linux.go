@@ -224,6 +224,9 @@ type runResult struct {
 		NoNewPrivs   bool     `json:"no_new_privs"`
 		Capabilities string   `json:"capabilities"`
 	} `json:"enforced"`
+	Quarantined []struct {
+		Key string `json:"key"`
+	} `json:"quarantined"`
 	Error *runError `json:"error"`
 }
 
