@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/forgebox/forgebox/caches"
 	"golang.org/x/sys/unix"
 )
 
@@ -113,6 +114,15 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	}
 	if rerr := <-removed; rerr != nil && res != nil {
 		res.Warnings = append(res.Warnings, rerr.Error())
+	}
+	if p.caches != nil && res != nil {
+		// Cheap but once in caches.MeasureEvery, when it measures the
+		// caches and evicts what is over the bound.
+		p.caches.release()
+		if _, cerr := caches.Maintain(p.caches.root, time.Now()); cerr != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("private caches: %v", cerr))
+		}
+		tl.mark("caches maintained")
 	}
 	if res != nil {
 		tl.mark("cgroup removed")
@@ -306,7 +316,7 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	pl.close()
 	tl.mark("output drained")
 
-	warnings := slices.Clone(p.warnings)
+	warnings := append(slices.Clone(p.warnings), p.cacheFallbacks(e.cacheFallbacks, e.cacheErrno)...)
 	if len(p.enforced.Missing) > 0 {
 		// Accepted with --best-effort; said on stderr as well as in
 		// Enforced.Missing, so that a person sees it too.
@@ -339,12 +349,16 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 
 // ending is how a run ended, as the supervisor saw it.
 type ending struct {
-	setup    *SetupError      // the child reported a failed setup step
-	exit     *exitInfo        // PID 1 reported the command's exit
-	status   *unix.WaitStatus // stage 0 was reaped
-	ready    bool             // the command was started
-	timedOut bool
-	idle     bool // the timeout was the idle one
+	setup  *SetupError      // the child reported a failed setup step
+	exit   *exitInfo        // PID 1 reported the command's exit
+	status *unix.WaitStatus // stage 0 was reaped
+	ready  bool             // the command was started
+	// cacheFallbacks and cacheErrno: the overlays the child could not
+	// mount (childEvent).
+	cacheFallbacks uint32
+	cacheErrno     unix.Errno
+	timedOut       bool
+	idle           bool // the timeout was the idle one
 }
 
 // supervise relays signals, enforces the timeouts and the grace period, and
@@ -382,6 +396,7 @@ func (c *child) supervise(ctx context.Context, limit, idle time.Duration, pl *pl
 				eof, events = true, nil
 			case ev.typ == msgReady:
 				e.ready = true
+				e.cacheFallbacks, e.cacheErrno = ev.cacheFallbacks, ev.cacheErrno
 				c.sup.ready(ev.pidfd)
 				tl.marks = append(tl.marks, ev.marks...)
 				tl.mark("ready received")

@@ -13,13 +13,15 @@ import (
 type itemKind uint8
 
 const (
-	kindBase    itemKind = iota + 1 // placed by the child's base view: /proc, /dev, /tmp, /run ...
-	kindTmpfs                       // a fresh tmpfs private to the run
-	kindCover                       // an empty read-only stand-in hiding the path
-	kindGrant                       // the host path itself, bound in place
-	kindProtect                     // a path inside a writable root, made read-only
-	kindPin                         // a directory bound onto itself: it can no longer be renamed
-	kindSymlink                     // a symlink inside a tmpfs of ours
+	kindBase      itemKind = iota + 1 // placed by the child's base view: /proc, /dev, /tmp, /run ...
+	kindTmpfs                         // a fresh tmpfs private to the run
+	kindCover                         // an empty read-only stand-in hiding the path
+	kindGrant                         // the host path itself, bound in place
+	kindProtect                       // a path inside a writable root, made read-only
+	kindPin                           // a directory bound onto itself: it can no longer be renamed
+	kindSymlink                       // a symlink inside a tmpfs of ours
+	kindCache                         // an overlay: the host path below, a private cache (Source) above
+	kindCacheBind                     // a private cache (Source) bound writable, without the host's
 )
 
 // viewItem is one mount of the filesystem view, before ordering.
@@ -37,6 +39,10 @@ type viewItem struct {
 	Target string
 	// Dev and Ino pin the host inode a protect or pin item must find.
 	Dev, Ino uint64
+	// Source is the host path a cache item is cloned from: the private
+	// cache entry (overlay's upper and work) for kindCache, the directory
+	// to bind for kindCacheBind.
+	Source string
 }
 
 // planMounts orders the items and turns them into mount operations for the
@@ -113,7 +119,12 @@ func placedItems(items []viewItem) ([]viewItem, error) {
 func cloneOps(kept []viewItem) (ops []mountOp, slot []uint32, slots uint32) {
 	slot = make([]uint32, len(kept))
 	for i, it := range kept {
-		if hostContent(it.Kind) {
+		switch {
+		case it.Source != "":
+			slot[i] = slots
+			ops = append(ops, mountOp{Op: opClone, A: it.Source, Slot: slots})
+			slots++
+		case hostContent(it.Kind):
 			slot[i] = slots
 			ops = append(ops, mountOp{Op: opClone, A: it.Path, Slot: slots, Flags: recursiveIf(it.Dir), Dev: it.Dev, Ino: it.Ino})
 			slots++
@@ -154,6 +165,10 @@ func placeOps(kept []viewItem, slot []uint32) ([]mountOp, error) {
 			ops = append(ops, mountOp{Op: opHide, A: it.Path, Flags: flags})
 		case kindGrant, kindProtect, kindPin:
 			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Clr: it.Clr, Flags: recursiveIf(it.Dir)})
+		case kindCache:
+			ops = append(ops, mountOp{Op: opOverlay, A: it.Path, Slot: slot[i], Set: it.Set})
+		case kindCacheBind:
+			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Clr: attrRdonly})
 		default:
 			return nil, fmt.Errorf("plan: unknown item kind %d at %s", it.Kind, it.Path)
 		}
@@ -189,9 +204,10 @@ func mountPoint(base string, it viewItem, made map[string]bool) []mountOp {
 }
 
 // hostContent reports whether what is visible beneath an item of this kind
-// is the host's own tree (so mount points already exist).
+// is the host's own tree (so mount points already exist, and a secret
+// beneath needs its cover): an overlay cache shows the host's directory.
 func hostContent(k itemKind) bool {
-	return k == kindGrant || k == kindProtect || k == kindPin
+	return k == kindGrant || k == kindProtect || k == kindPin || k == kindCache
 }
 
 // enclosing returns the index of the deepest item in items that is a strict

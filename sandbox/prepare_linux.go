@@ -32,6 +32,8 @@ type prepared struct {
 	landlockFS      landlock.Rights
 	// proxy is the allowlist proxy of a NetAllow run.
 	proxy *runProxy
+	// caches are the run's private caches; nil without.
+	caches *runCaches
 }
 
 // release undoes what planning did on the host: the placeholders.
@@ -45,6 +47,7 @@ func (p *prepared) release() {
 	if p.proxy != nil {
 		p.proxy.close()
 	}
+	p.caches.release()
 	p.limits.close()
 }
 
@@ -121,11 +124,13 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		return err
 	}
 	tl.mark("paths checked")
+	cachePlans := p.planCaches(s, l, homes)
+	tl.mark("caches planned")
 	facts, err := p.gatherFacts(l, bases, s.treeStore())
 	if err != nil {
 		return err
 	}
-	facts.Grants = grants
+	facts.Grants, facts.Caches = grants, cachePlans
 	var secretPaths []string
 	for _, h := range facts.Secrets {
 		secretPaths = append(secretPaths, h.Path)
@@ -307,7 +312,11 @@ func (p *prepared) gatherFacts(l layout, bases secretBases, trees treeStore) (ho
 	var mounts []mountEntry
 	wg.Go(func() { mounts = readMountinfo() })
 	if len(l.Writable) > 0 {
-		wg.Go(func() { p.guard, guardErr = protect(l.Workspace, l.Writable, trees, time.Now()) })
+		var skip map[string]uint64
+		if p.caches != nil {
+			skip = p.caches.skip
+		}
+		wg.Go(func() { p.guard, guardErr = protect(l.Workspace, l.Writable, trees, time.Now(), skip) })
 	}
 	facts.Dirs = map[string]bool{}
 	for _, d := range []string{"/var/tmp", "/run", "/var/run"} {
@@ -341,6 +350,11 @@ func (p *prepared) gatherFacts(l layout, bases secretBases, trees treeStore) (ho
 func (p *prepared) unisolated(why string) {
 	p.child.Flags &^= flagIsolate | flagNewNet
 	p.child.Mounts, p.child.Slots = nil, 0
+	if p.caches != nil {
+		// No mount namespace, no caches: the tools find the home's,
+		// which Landlock keeps read-only.
+		p.child.Env = p.caches.envBefore
+	}
 	old := p.enforced
 	// What the run still has is what it had, less what needs the
 	// namespaces: the kernel layers (Landlock, seccomp and what it
