@@ -66,10 +66,10 @@ func TestTableKeepsConfigurationOut(t *testing.T) {
 
 func TestRedirection(t *testing.T) {
 	m := Table[slices.IndexFunc(Table, func(e Entry) bool { return e.Name == "maven" })]
-	if n, v, _ := m.Redirection("/run/x", "-Xmx1g"); n != "MAVEN_OPTS" || v != "-Xmx1g -Dmaven.repo.local=/run/x" {
+	if n, v, _ := m.Redirection("/run/x", func(string) string { return "-Xmx1g" }); n != "MAVEN_OPTS" || v != "-Xmx1g -Dmaven.repo.local=/run/x" {
 		t.Errorf("Redirection = %s=%q", n, v)
 	}
-	if n, v, _ := Table[0].Redirection("/run/x", "old"); n != "XDG_CACHE_HOME" || v != "/run/x" {
+	if n, v, _ := Table[0].Redirection("/run/x", func(string) string { return "old" }); n != "XDG_CACHE_HOME" || v != "/run/x" {
 		t.Errorf("Redirection = %s=%q", n, v)
 	}
 }
@@ -105,6 +105,10 @@ func TestMaintainEvictsAndSkipsHeld(t *testing.T) {
 	now := time.Now()
 	mk := func(ws string, size int, used time.Time) Workspace {
 		t.Helper()
+		if ws != "/ws/gone" {
+			ws = filepath.Join(root, ws)
+			os.MkdirAll(ws, 0o700)
+		}
 		w := For(root, ws)
 		if err := w.Prepare(ws, []string{"npm"}, used); err != nil {
 			t.Fatal(err)
@@ -117,6 +121,7 @@ func TestMaintainEvictsAndSkipsHeld(t *testing.T) {
 	old := mk("/ws/old", 64<<10, now.Add(-2*time.Hour))
 	held := mk("/ws/held", 64<<10, now.Add(-3*time.Hour))
 	fresh := mk("/ws/fresh", 64<<10, now)
+	gone := mk("/ws/gone", 1, now)
 	// Make the overlay work directory's worst case: mode 0, and a
 	// read-only module cache.
 	os.MkdirAll(filepath.Join(old.Entry("npm"), "work", "work"), 0o700)
@@ -134,10 +139,10 @@ func TestMaintainEvictsAndSkipsHeld(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Equal(evicted, []string{"/ws/old"}) {
-		t.Errorf("Maintain evicted %v, want [/ws/old] (held is busy, fresh fits)", evicted)
+	if want := []string{"/ws/gone", filepath.Join(root, "/ws/old")}; !slices.Equal(evicted, want) {
+		t.Errorf("Maintain evicted %v, want %v (gone does not exist, held is busy, fresh fits)", evicted, want)
 	}
-	for w, want := range map[Workspace]bool{old: false, held: true, fresh: true} {
+	for w, want := range map[Workspace]bool{old: false, held: true, fresh: true, gone: false} {
 		if _, err := os.Stat(w.Dir()); (err == nil) != want {
 			t.Errorf("%s exists = %v, want %v", w.Key, err == nil, want)
 		}

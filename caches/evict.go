@@ -3,6 +3,7 @@ package caches
 import (
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -81,7 +82,19 @@ func Maintain(root string, now time.Time) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	keep, evict := plan(list, Limit(root))
+	// A workspace that is gone (a temporary directory, a selftest's)
+	// will not use its caches again.
+	var live []Info
+	var gone []Info
+	for _, in := range list {
+		if _, err := os.Stat(in.Workspace); in.Workspace != "" && errors.Is(err, fs.ErrNotExist) {
+			gone = append(gone, in)
+		} else {
+			live = append(live, in)
+		}
+	}
+	keep, evict := plan(live, Limit(root))
+	evict = append(gone, evict...)
 	u := Usage{Measured: now, Bytes: map[string]int64{}}
 	for _, in := range keep {
 		u.Bytes[in.Key] = in.Bytes

@@ -103,8 +103,8 @@ func (e Entry) locate(get func(string) string, home string) string {
 }
 
 // Redirection is the environment assignment that points the tool at dir,
-// given the variable's current value; ok is false when the entry has none.
-func (e Entry) Redirection(dir, current string) (name, value string, ok bool) {
+// given the environment (get); ok is false when the entry has none.
+func (e Entry) Redirection(dir string, get func(string) string) (name, value string, ok bool) {
 	if e.Redirect == "" {
 		return "", "", false
 	}
@@ -112,7 +112,7 @@ func (e Entry) Redirection(dir, current string) (name, value string, ok bool) {
 	value = strings.ReplaceAll(format, "%s", dir)
 	if n, appendTo := strings.CutSuffix(name, "+"); appendTo {
 		name = n
-		if current != "" {
+		if current := get(name); current != "" {
 			value = current + " " + value
 		}
 	}
