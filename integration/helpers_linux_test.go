@@ -138,8 +138,14 @@ type enforced struct {
 	Protected    []string `json:"protected"`
 	Watched      []string `json:"watched"`
 	PrivateDirs  []string `json:"private_dirs"`
-	PTY          bool     `json:"pty"`
-	Missing      []string `json:"missing"`
+	Caches       []struct {
+		Name string `json:"name"`
+		Path string `json:"path"`
+		Mode string `json:"mode"`
+		Env  string `json:"env"`
+	} `json:"caches"`
+	PTY     bool     `json:"pty"`
+	Missing []string `json:"missing"`
 
 	LandlockABI    int      `json:"landlock_abi"`
 	LandlockTCP    bool     `json:"landlock_tcp_denied"`
