@@ -313,3 +313,28 @@ func TestCacheOff(t *testing.T) {
 		}
 	})
 }
+
+// Forgebox's state directory inside the workspace: the caches there are
+// neither writable by the command (forgebox's own paths stay read-only)
+// nor walked by the post-run check, which would take overlay's work
+// directories (mode 0) for something the run planted.
+func TestCacheStateInsideWorkspace(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.mkdir(filepath.Join(e.home, ".cache"))
+		state := filepath.Join(e.ws, "state")
+		e.mkdir(state)
+		e.extra = append(e.extra, "XDG_STATE_HOME="+state)
+		for i := range 2 {
+			r, res := e.runJSON([]string{"--", "/bin/sh", "-c", "echo x > ~/.cache/f"})
+			if res.ExitCode != 0 || len(res.Warnings) != 0 || len(res.Quarantined) != 0 {
+				t.Errorf("run %d: exit %d, warnings %q, quarantined %+v\n%s", i+1, res.ExitCode, res.Warnings, res.Quarantined, r.stderr)
+			}
+		}
+		ups, _ := filepath.Glob(filepath.Join(state, "forgebox", "caches", "*", "xdg-cache", "upper"))
+		if len(ups) != 1 {
+			t.Fatalf("private caches under the state directory: %v, want one xdg-cache/upper", ups)
+		}
+		vs := e.probe(nil, "write "+filepath.Join(ups[0], "f")+" pwned", "write "+filepath.Join(ups[0], "new")+" pwned")
+		blocked(t, vs, "EROFS")
+	})
+}

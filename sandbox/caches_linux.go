@@ -101,6 +101,12 @@ func (p *prepared) planCaches(s Spec, l layout, homes []string) []cachePlan {
 		p.warnings = append(p.warnings, fmt.Sprintf("no private caches for this run (%v): the package caches are read-only", err))
 		return nil
 	}
+	// The caches directory itself is not walked either, where a writable
+	// root holds it: overlay makes its work directories there, mode 0.
+	var st unix.Stat_t
+	if unix.Stat(root, &st) == nil {
+		skip[root] = st.Ino
+	}
 	lock, err := ws.Hold()
 	if err != nil {
 		p.warnings = append(p.warnings, fmt.Sprintf("no private caches for this run (%v): the package caches are read-only", err))

@@ -80,9 +80,9 @@ enum fb_op_flag { FB_OPF_RECURSIVE = 1 << 0, FB_OPF_DIR = 1 << 1 };
 #define FB_STAGE "/dev/.forgebox-stage"
 #define FB_STAGE_DIR FB_STAGE "/d"
 #define FB_STAGE_FILE FB_STAGE "/f"
-/* Where a private cache is attached while its overlay is made: overlay
- * takes its upper and work directories by path, from a mount of this
- * namespace. */
+/* Where the n-th private cache is attached (FB_STAGE_CACHE "n") while its
+ * overlay is made: overlay takes its upper and work directories by path,
+ * from a mount of this namespace. */
 #define FB_STAGE_CACHE FB_STAGE "/c"
 
 /* Without a PID namespace (--best-effort), the signal that tells PID 1 to

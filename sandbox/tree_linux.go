@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/forgebox/forgebox/pathtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -48,6 +49,27 @@ type treeIndex struct {
 	// the run cannot change. Another directory at the same path (one
 	// the run put there) is walked.
 	skip map[string]uint64
+}
+
+// setSkip sets the directories not walked, and forgets what an index made
+// before (without them) recorded beneath them: the check would otherwise
+// read them again as soon as they change.
+func (ix *treeIndex) setSkip(skip map[string]uint64) {
+	ix.skip = skip
+	for rel := range skip {
+		for r := range ix.dirs {
+			if pathtree.Beneath(r, rel) {
+				delete(ix.dirs, r)
+				ix.dirty = true
+			}
+		}
+		for r := range ix.marks {
+			if pathtree.Beneath(r, rel) {
+				delete(ix.marks, r)
+				ix.dirty = true
+			}
+		}
+	}
 }
 
 // skipped reports whether the directory entry e at rel is one not walked.

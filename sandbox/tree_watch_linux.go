@@ -62,7 +62,6 @@ func watchRoot(store treeStore, root string, start time.Time, skip map[string]ui
 		}
 		if f := readIndexFile(key+".idx", root); w.store.dir != "" && f != nil {
 			w.ix, w.id = f.ix, f.id
-			w.ix.skip = w.skip
 			go func() {
 				w.bad = !f.dirs()
 				close(w.loaded)
@@ -72,7 +71,7 @@ func watchRoot(store treeStore, root string, start time.Time, skip map[string]ui
 	if w.ix == nil {
 		close(w.loaded)
 		w.ix = newTreeIndex(root)
-		w.ix.skip = w.skip
+		w.ix.setSkip(w.skip)
 		if err := w.ix.build(); err != nil {
 			w.unregister()
 			return nil, fmt.Errorf("index %s: %w", root, err)
@@ -185,6 +184,7 @@ func (w *rootWatch) check(q *quarantine) error {
 	ix := w.ix
 	if w.bad {
 		ix = newTreeIndex(w.root)
+		ix.setSkip(w.skip)
 		if err := ix.build(); err != nil {
 			return fmt.Errorf("index %s: %w", w.root, err)
 		}
@@ -206,7 +206,9 @@ func (w *rootWatch) check(q *quarantine) error {
 			}
 		}
 	}
-	ix.skip = w.skip
+	if w.skip != nil {
+		ix.setSkip(w.skip)
+	}
 	since, dead, bound := w.since(ix.fine)
 	rootfd, err := unix.Open(w.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {

@@ -410,20 +410,24 @@ void cache_fallbacks(uint32_t *mask, uint32_t *err)
 	*err = fallback_errno;
 }
 
-/* make_overlay builds the overlay of a private cache: the lower layer is
- * what target shows now (the host's cache directory), upper and work are
- * in the staged private cache. "userxattr" is what overlay needs in a user
- * namespace (Linux 5.11: Documentation/filesystems/overlayfs.rst, "User
- * xattr"). Returns the detached mount, or -1 with errno set. */
-static int make_overlay(const char *target, uint64_t attrs)
+/* make_overlay builds the overlay of a private cache staged at stage: the
+ * lower layer is what target shows now (the host's cache directory), upper
+ * and work are in the staged private cache. "userxattr" is what overlay
+ * needs in a user namespace (Linux 5.11: Documentation/filesystems/
+ * overlayfs.rst, "User xattr"). Returns the detached mount, or -1 with
+ * errno set. */
+static int make_overlay(const char *target, const char *stage, uint64_t attrs)
 {
+	char upper[96], work[96];
 	int fs = syscall(FB_SYS_FSOPEN, "overlay", FB_FSOPEN_CLOEXEC), m = -1, err;
 
 	if (fs < 0)
 		return -1;
+	snprintf(upper, sizeof upper, "%s/upper", stage);
+	snprintf(work, sizeof work, "%s/work", stage);
 	if (syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_STRING, "lowerdir", target, 0) == 0 &&
-	    syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_STRING, "upperdir", FB_STAGE_CACHE "/upper", 0) == 0 &&
-	    syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_STRING, "workdir", FB_STAGE_CACHE "/work", 0) == 0 &&
+	    syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_STRING, "upperdir", upper, 0) == 0 &&
+	    syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_STRING, "workdir", work, 0) == 0 &&
 	    syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_FLAG, "userxattr", NULL, 0) == 0 &&
 	    syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
 		m = syscall(FB_SYS_FSMOUNT, fs, FB_FSMOUNT_CLOEXEC, (unsigned)attrs);
@@ -437,43 +441,36 @@ static int make_overlay(const char *target, uint64_t attrs)
  * the host) on target. If the kernel refuses the overlay (before 5.11, or
  * a lower file system overlay does not take), the cache's upper directory
  * alone is bound there: the command starts with an empty cache, and the
- * host's is never written either way. */
+ * host's is never written either way. The staged private cache stays in
+ * the staging tmpfs, which finish_view detaches with everything in it
+ * before the command starts: one unmount for all (each costs an RCU grace
+ * period). */
 static int overlay_cache(int priv, const char *target, uint64_t attrs, struct fb_err *e)
 {
+	char stage[64], upper[96];
 	int ord = noverlays++, m, r, err;
 
+	snprintf(stage, sizeof stage, "%s%d", FB_STAGE_CACHE, ord);
 	/* Writable: overlay refuses an upper layer on a read-only mount. */
 	if (set_attr(priv, 0, FB_MOUNT_ATTR_RDONLY, 0) < 0)
 		return fb_fail(e, "mounts", errno, "make the private cache for \"%s\" writable", target);
-	if (make_entry(FB_STAGE_CACHE, 0700, 1, NULL, e) < 0 ||
-	    move_onto(priv, FB_STAGE_CACHE, 0, 0, "stage the private cache", e) < 0)
+	if (make_entry(stage, 0700, 1, NULL, e) < 0 || move_onto(priv, stage, 0, 0, "stage the private cache", e) < 0)
 		return -1;
-	m = make_overlay(target, attrs);
+	m = make_overlay(target, stage, attrs);
 	if (m < 0) {
 		err = errno;
 		if (ord < 32)
 			fallback_mask |= 1u << ord;
 		if (fallback_errno == 0)
 			fallback_errno = err;
-		m = clone_tree(FB_STAGE_CACHE "/upper", 0, 0, 0, e);
-		if (m >= 0 && set_attr(m, attrs, 0, 0) < 0) {
-			fb_fail(e, "mounts", errno, "set attributes for \"%s\"", target);
+		snprintf(upper, sizeof upper, "%s/upper", stage);
+		if ((m = clone_tree(upper, 0, 0, 0, e)) < 0)
+			return -1;
+		if (set_attr(m, attrs, 0, 0) < 0) {
+			err = errno;
 			close(m);
-			m = -1;
+			return fb_fail(e, "mounts", err, "set attributes for \"%s\"", target);
 		}
-	}
-	/* The overlay holds its own references to its layers: the staged
-	 * mount goes, so the command never sees it. */
-	if (umount2(FB_STAGE_CACHE, MNT_DETACH) < 0) {
-		err = errno;
-		if (m >= 0)
-			close(m);
-		return fb_fail(e, "mounts", err, "detach \"%s\"", FB_STAGE_CACHE);
-	}
-	if (remove_entry(FB_STAGE_CACHE, 1, e) < 0 || m < 0) {
-		if (m >= 0)
-			close(m);
-		return -1;
 	}
 	r = move_onto(m, target, 0, 0, "cache", e);
 	close(m);
