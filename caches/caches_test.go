@@ -176,3 +176,45 @@ func TestClear(t *testing.T) {
 		t.Errorf("List after Clear = %v", list)
 	}
 }
+
+// A volatile overlay's mark is removed within a boot, and the entry is
+// discarded when the boot changed (a crash may have lost its writes).
+func TestPrepareVolatileMarks(t *testing.T) {
+	if _, err := os.ReadFile("/proc/sys/kernel/random/boot_id"); err != nil {
+		t.Skip("no boot id on this system")
+	}
+	root := t.TempDir()
+	w := For(root, "/ws/v")
+	mark := func() {
+		t.Helper()
+		m := w.volatileMark("npm")
+		if err := os.MkdirAll(filepath.Join(m, "x"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(w.Upper("npm"), "kept"), nil, 0o600)
+		for _, d := range []string{m, filepath.Dir(m), filepath.Dir(filepath.Dir(m))} {
+			os.Chmod(d, 0) // as overlay leaves them
+		}
+	}
+	if err := w.Prepare("/ws/v", []string{"npm"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	mark()
+	if err := w.Prepare("/ws/v", []string{"npm"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Dir(w.volatileMark("npm"))); err == nil {
+		t.Errorf("the volatile mark is still there after Prepare in the same boot")
+	}
+	if _, err := os.Lstat(filepath.Join(w.Upper("npm"), "kept")); err != nil {
+		t.Errorf("Prepare in the same boot lost the cache: %v", err)
+	}
+	mark()
+	os.WriteFile(filepath.Join(w.Dir(), bootFile), []byte("another boot\n"), 0o600)
+	if err := w.Prepare("/ws/v", []string{"npm"}, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(w.Upper("npm"), "kept")); err == nil {
+		t.Errorf("after a reboot, a cache mounted volatile was kept")
+	}
+}

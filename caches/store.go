@@ -35,6 +35,7 @@ const (
 	workspaceFile = "workspace"
 	usedFile      = "used"
 	lockFile      = "lock"
+	bootFile      = "boot"
 	upperDir      = "upper"
 	workDir       = "work"
 )
@@ -72,14 +73,88 @@ func (w Workspace) Prepare(workspace string, names []string, now time.Time) erro
 			return fmt.Errorf("private cache: %w", err)
 		}
 	}
+	crashed := w.sinceBoot()
 	for _, n := range names {
+		if crashed {
+			w.discardVolatile(n)
+		}
 		for _, d := range []string{w.Entry(n), w.Upper(n), filepath.Join(w.Entry(n), workDir)} {
 			if err := mkdirPrivate(d); err != nil {
 				return err
 			}
 		}
+		if st, err := os.Lstat(filepath.Join(w.Entry(n), workDir, "work")); err == nil && st.Mode().Perm() != 0o700 {
+			// Left by a run whose forgebox did not get to Release.
+			w.unmarkVolatile(n)
+		}
+	}
+	// Once a minute is precise enough for least recently used, and spares
+	// the launch a metadata write (which waits for the journal when the
+	// disk is busy).
+	if st, err := os.Stat(filepath.Join(w.Dir(), usedFile)); err == nil && now.Sub(st.ModTime()) < time.Minute && !now.Before(st.ModTime()) {
+		return nil
 	}
 	return touch(filepath.Join(w.Dir(), usedFile), now)
+}
+
+// Release is called once the run's mounts are gone: it removes the marks
+// overlay left in the work directories of the named entries, off the
+// launch path of the next run.
+func (w Workspace) Release(names []string) {
+	for _, n := range names {
+		w.unmarkVolatile(n)
+	}
+}
+
+// The sandbox mounts the overlays "volatile": at unmount, overlay does not
+// sync the whole upper file system (most of the cost a run's caches added).
+// After a crash an upper layer may then lack what its run wrote; overlay
+// leaves work/work/incompat/volatile in a volatile mount's work directory
+// and refuses the next mount while it is there
+// (Documentation/filesystems/overlayfs.rst, "Volatile mount"). Within one
+// boot the mark means nothing (whatever the run wrote is in the page
+// cache): it is removed. After a reboot, which a crash implies, a cache
+// that was mounted volatile is discarded: a damaged cache entry could
+// break a build.
+
+// sinceBoot reports whether the workspace's caches were last prepared
+// before the current boot, and records the current one.
+func (w Workspace) sinceBoot() bool {
+	cur, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return false // not Linux: no overlays either
+	}
+	p := filepath.Join(w.Dir(), bootFile)
+	last, err := os.ReadFile(p)
+	if err == nil && string(last) == string(cur) {
+		return false
+	}
+	os.WriteFile(p, cur, 0o600)
+	return err == nil
+}
+
+func (w Workspace) volatileMark(name string) string {
+	return filepath.Join(w.Entry(name), workDir, "work", "incompat", "volatile")
+}
+
+func (w Workspace) discardVolatile(name string) {
+	if _, err := os.Lstat(filepath.Join(w.Entry(name), workDir, "work")); err == nil {
+		removeTree(w.Entry(name))
+	}
+}
+
+func (w Workspace) unmarkVolatile(name string) {
+	work := filepath.Join(w.Entry(name), workDir, "work")
+	if os.Chmod(work, 0o700) != nil {
+		return // never mounted
+	}
+	// overlay makes its directories there mode 0, and the mark is not
+	// empty.
+	incompat := filepath.Dir(w.volatileMark(name))
+	if os.Chmod(incompat, 0o700) == nil {
+		os.Chmod(w.volatileMark(name), 0o700)
+		os.RemoveAll(incompat)
+	}
 }
 
 func mkdirPrivate(d string) error {

@@ -19,7 +19,11 @@ import (
 // runCaches is what a run keeps of its private caches.
 type runCaches struct {
 	root string
-	lock io.Closer // held for the run: no eviction or clear meanwhile
+	ws   caches.Workspace
+	// overlays are the entries mounted as overlays, whose work
+	// directories the run leaves marked (caches.Workspace.Release).
+	overlays []string
+	lock     io.Closer // held for the run: no eviction or clear meanwhile
 	// envBefore is the command's environment without the redirections,
 	// for a run that goes on without namespaces (and so without caches).
 	envBefore []string
@@ -112,7 +116,12 @@ func (p *prepared) planCaches(s Spec, l layout, homes []string) []cachePlan {
 		p.warnings = append(p.warnings, fmt.Sprintf("no private caches for this run (%v): the package caches are read-only", err))
 		return nil
 	}
-	p.caches = &runCaches{root: root, lock: lock, envBefore: env, skip: skip}
+	p.caches = &runCaches{root: root, ws: ws, lock: lock, envBefore: env, skip: skip}
+	for _, c := range plans {
+		if c.Overlay {
+			p.caches.overlays = append(p.caches.overlays, c.Name)
+		}
+	}
 	p.child.Env = redirected
 	return plans
 }

@@ -118,6 +118,9 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	if p.caches != nil && res != nil {
 		// Cheap but once in caches.MeasureEvery, when it measures the
 		// caches and evicts what is over the bound.
+		// Stage 0 is reaped: the mount namespace, and the overlays, are
+		// gone.
+		p.caches.ws.Release(p.caches.overlays)
 		p.caches.release()
 		if _, cerr := caches.Maintain(p.caches.root, time.Now()); cerr != nil {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("private caches: %v", cerr))
