@@ -100,6 +100,21 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	}
 	removed := make(chan error, 1)
 	go func() { removed <- p.limits.close() }()
+	// The private caches are tidied meanwhile too: overlay's marks go
+	// (they matter only to the next mount), the lock is released, and
+	// once in caches.MeasureEvery the caches are measured and the least
+	// recently used evicted.
+	cachesDone := make(chan error, 1)
+	go func() {
+		if p.caches == nil || res == nil {
+			cachesDone <- nil
+			return
+		}
+		p.caches.ws.Release(p.caches.overlays)
+		p.caches.release()
+		_, err := caches.Maintain(p.caches.root, time.Now())
+		cachesDone <- err
+	}()
 	if p.guard != nil {
 		// Also after a failed setup: the tree is dead either way.
 		moved, warnings := p.guard.afterRun(time.Now())
@@ -115,17 +130,8 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	if rerr := <-removed; rerr != nil && res != nil {
 		res.Warnings = append(res.Warnings, rerr.Error())
 	}
-	if p.caches != nil && res != nil {
-		// Cheap but once in caches.MeasureEvery, when it measures the
-		// caches and evicts what is over the bound.
-		// Stage 0 is reaped: the mount namespace, and the overlays, are
-		// gone.
-		p.caches.ws.Release(p.caches.overlays)
-		p.caches.release()
-		if _, cerr := caches.Maintain(p.caches.root, time.Now()); cerr != nil {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("private caches: %v", cerr))
-		}
-		tl.mark("caches maintained")
+	if cerr := <-cachesDone; cerr != nil && res != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("private caches: %v", cerr))
 	}
 	if res != nil {
 		tl.mark("cgroup removed")
