@@ -19,6 +19,11 @@
 // after a run, at most once per MeasureEvery, forgebox measures the caches
 // and removes whole workspaces' caches, least recently used first.
 //
+// The overlays are mounted "volatile" (no sync of the whole upper file
+// system at each unmount, which cost more than the rest of the feature):
+// Prepare discards a cache a crash may have left incomplete, that is one
+// mounted volatile before the current boot.
+//
 // What it guarantees: the directories it makes are 0700 and the caller's;
 // Clear and eviction never remove a workspace's cache while a run holds
 // its lock. What it does not: the contents of a private cache are whatever
