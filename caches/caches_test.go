@@ -130,7 +130,7 @@ func TestMaintainEvictsAndSkipsHeld(t *testing.T) {
 	if err := SetLimit(root, 100<<10); err != nil {
 		t.Fatal(err)
 	}
-	h, err := held.Hold()
+	h, _, err := held.Hold()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,15 @@ func TestClear(t *testing.T) {
 	if err := w.Prepare("/ws/a", []string{"go-mod"}, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	h, _ := w.Hold()
+	h, shared, _ := w.Hold()
+	h2, shared2, _ := w.Hold()
+	if shared || !shared2 {
+		t.Errorf("Hold twice: shared %v then %v, want false then true", shared, shared2)
+	}
+	if d, err := w.WorkDir("go-mod", shared2, 42); err != nil || d != "work-42" {
+		t.Errorf("WorkDir of a shared run = %q, %v; want work-42", d, err)
+	}
+	h2.Close()
 	if err := w.Clear(); err != ErrBusy {
 		t.Errorf("Clear while held = %v, want ErrBusy", err)
 	}

@@ -10,7 +10,7 @@ import (
 
 // Hold is a no-op where the private caches are not used (they need Linux
 // mount namespaces); Clear still works.
-func (w Workspace) Hold() (io.Closer, error) { return io.NopCloser(nil), nil }
+func (w Workspace) Hold() (io.Closer, bool, error) { return io.NopCloser(nil), false, nil }
 
 func lockExclusive(Workspace) (io.Closer, error) { return io.NopCloser(nil), nil }
 

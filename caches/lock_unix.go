@@ -16,9 +16,23 @@ import (
 
 // Hold takes a shared lock on the workspace's caches for the length of a
 // run: Clear and eviction leave them alone until it is closed. The file
-// is opened close-on-exec, so the command never holds it.
-func (w Workspace) Hold() (io.Closer, error) {
-	return lock(w, unix.LOCK_SH)
+// is opened close-on-exec, so the command never holds it. shared is true
+// when another run holds them too: then the run needs work directories
+// of its own (WorkDir).
+func (w Workspace) Hold() (l io.Closer, shared bool, err error) {
+	if l, err := lock(w, unix.LOCK_EX|unix.LOCK_NB); err == nil {
+		f := l.(*os.File)
+		// Alone: keep it, shared, so that the next run knows of this one.
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+			f.Close()
+			return nil, false, fmt.Errorf("lock private cache: %w", err)
+		}
+		return f, false, nil
+	} else if !errors.Is(err, ErrBusy) {
+		return nil, false, err
+	}
+	l, err = lock(w, unix.LOCK_SH)
+	return l, true, err
 }
 
 func lockExclusive(w Workspace) (io.Closer, error) {
@@ -27,8 +41,10 @@ func lockExclusive(w Workspace) (io.Closer, error) {
 
 func lock(w Workspace, how int) (io.Closer, error) {
 	f, err := os.OpenFile(filepath.Join(w.Dir(), lockFile), os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW, 0o600)
-	if errors.Is(err, fs.ErrNotExist) && how != unix.LOCK_SH {
-		return io.NopCloser(nil), nil // nothing to remove, nothing to lock
+	if errors.Is(err, fs.ErrNotExist) && how == unix.LOCK_EX|unix.LOCK_NB {
+		if _, serr := os.Stat(w.Dir()); errors.Is(serr, fs.ErrNotExist) {
+			return io.NopCloser(nil), nil // nothing to remove, nothing to lock
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("lock private cache: %w", err)

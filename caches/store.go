@@ -97,11 +97,28 @@ func (w Workspace) Prepare(workspace string, names []string, now time.Time) erro
 	return touch(filepath.Join(w.Dir(), usedFile), now)
 }
 
+// WorkDir is the overlay work directory (beneath the entry) of a run:
+// "work", or for a run that shares the caches with another (Hold) one of
+// its own, made here. Two overlays must not share a work directory: each
+// mount cleans it, and a volatile one leaves a mark that refuses the next
+// mount while it is there.
+func (w Workspace) WorkDir(name string, shared bool, run int) (string, error) {
+	if !shared {
+		return workDir, nil
+	}
+	d := fmt.Sprintf("%s-%d", workDir, run)
+	return d, mkdirPrivate(filepath.Join(w.Entry(name), d))
+}
+
 // Release is called once the run's mounts are gone: it removes the marks
-// overlay left in the work directories of the named entries, off the
-// launch path of the next run.
-func (w Workspace) Release(names []string) {
+// overlay left in the work directories of the named entries (or a run's
+// own work directories), off the launch path of the next run.
+func (w Workspace) Release(names []string, work string) {
 	for _, n := range names {
+		if work != "" && work != workDir && !strings.ContainsAny(work, "/.") {
+			removeTree(filepath.Join(w.Entry(n), work))
+			continue
+		}
 		w.unmarkVolatile(n)
 	}
 }

@@ -338,3 +338,39 @@ func TestCacheStateInsideWorkspace(t *testing.T) {
 		blocked(t, vs, "EROFS")
 	})
 }
+
+// Runs at once in one workspace each get their overlay (a work directory
+// of their own), and see each other's writes to the shared private cache.
+func TestCacheConcurrentRuns(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.mkdir(filepath.Join(e.home, ".cache"))
+		e.write(filepath.Join(e.home, ".cache", "host"), "host\n")
+		before := cacheListing(t, filepath.Join(e.home, ".cache"))
+		done := make(chan runResult, 3)
+		for i := range 3 {
+			go func() {
+				_, res := e.runJSON([]string{"--", "/bin/sh", "-c", fmt.Sprintf("cat ~/.cache/host && echo %d > ~/.cache/run%d && sleep 1", i, i)})
+				done <- res
+			}()
+		}
+		for range 3 {
+			res := <-done
+			modes := map[string]string{}
+			for _, c := range res.Enforced.Caches {
+				modes[c.Path] = c.Mode
+			}
+			if res.ExitCode != 0 || res.Stdout != "host\n" || modes[filepath.Join(e.home, ".cache")] != "overlay" || len(res.Warnings) != 0 {
+				t.Errorf("concurrent run: exit %d, stdout %q, caches %v, warnings %q", res.ExitCode, res.Stdout, modes, res.Warnings)
+			}
+		}
+		if r := e.sh("cat ~/.cache/run0 ~/.cache/run1 ~/.cache/run2"); r.stdout != "0\n1\n2\n" {
+			t.Errorf("after the concurrent runs, the private cache holds %q, want 0 1 2", r.stdout)
+		}
+		if after := cacheListing(t, filepath.Join(e.home, ".cache")); after != before {
+			t.Errorf("the host's ~/.cache changed: %s -> %s", before, after)
+		}
+		if works, _ := filepath.Glob(filepath.Join(e.stateHome(), "forgebox", "caches", "*", "xdg-cache", "work-*")); len(works) != 0 {
+			t.Errorf("the runs' own work directories are left: %v", works)
+		}
+	})
+}

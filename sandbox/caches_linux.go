@@ -21,8 +21,10 @@ type runCaches struct {
 	root string
 	ws   caches.Workspace
 	// overlays are the entries mounted as overlays, whose work
-	// directories the run leaves marked (caches.Workspace.Release).
+	// directories the run leaves marked (caches.Workspace.Release), and
+	// work the name of those directories (caches.Workspace.WorkDir).
 	overlays []string
+	work     string
 	lock     io.Closer // held for the run: no eviction or clear meanwhile
 	// envBefore is the command's environment without the redirections,
 	// for a run that goes on without namespaces (and so without caches).
@@ -111,16 +113,25 @@ func (p *prepared) planCaches(s Spec, l layout, homes []string) []cachePlan {
 	if unix.Stat(root, &st) == nil {
 		skip[root] = st.Ino
 	}
-	lock, err := ws.Hold()
+	lock, shared, err := ws.Hold()
+	if err == nil {
+		p.caches = &runCaches{root: root, ws: ws, lock: lock, envBefore: env, skip: skip}
+		for i, c := range plans {
+			if !c.Overlay {
+				continue
+			}
+			p.caches.overlays = append(p.caches.overlays, c.Name)
+			if plans[i].Work, err = ws.WorkDir(c.Name, shared, os.Getpid()); err != nil {
+				break
+			}
+			p.caches.work = plans[i].Work
+		}
+	}
 	if err != nil {
+		p.caches.release()
+		p.caches = nil
 		p.warnings = append(p.warnings, fmt.Sprintf("no private caches for this run (%v): the package caches are read-only", err))
 		return nil
-	}
-	p.caches = &runCaches{root: root, ws: ws, lock: lock, envBefore: env, skip: skip}
-	for _, c := range plans {
-		if c.Overlay {
-			p.caches.overlays = append(p.caches.overlays, c.Name)
-		}
 	}
 	p.child.Env = redirected
 	return plans

@@ -110,7 +110,7 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 			cachesDone <- nil
 			return
 		}
-		p.caches.ws.Release(p.caches.overlays)
+		p.caches.ws.Release(p.caches.overlays, p.caches.work)
 		p.caches.release()
 		_, err := caches.Maintain(p.caches.root, time.Now())
 		cachesDone <- err

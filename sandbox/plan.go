@@ -35,7 +35,8 @@ type viewItem struct {
 	// ReadOnlyAfter makes a tmpfs read-only once everything beneath it is
 	// in place.
 	ReadOnlyAfter bool
-	// Target is a symlink's target.
+	// Target is a symlink's target, or a cache overlay's work directory
+	// (relative to Source).
 	Target string
 	// Dev and Ino pin the host inode a protect or pin item must find.
 	Dev, Ino uint64
@@ -166,7 +167,7 @@ func placeOps(kept []viewItem, slot []uint32) ([]mountOp, error) {
 		case kindGrant, kindProtect, kindPin:
 			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Clr: it.Clr, Flags: recursiveIf(it.Dir)})
 		case kindCache:
-			ops = append(ops, mountOp{Op: opOverlay, A: it.Path, Slot: slot[i], Set: it.Set})
+			ops = append(ops, mountOp{Op: opOverlay, A: it.Path, B: it.Target, Slot: slot[i], Set: it.Set})
 		case kindCacheBind:
 			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Clr: attrRdonly})
 		default:

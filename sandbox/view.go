@@ -41,8 +41,9 @@ type cachePlan struct {
 	// Entry is the private cache on the host: Entry/upper and Entry/work.
 	Entry string
 	// Overlay: the host has a directory at Path that can be the lower
-	// layer.
+	// layer; Work is the overlay's work directory in Entry.
 	Overlay bool
+	Work    string
 	// Env is the NAME=VALUE that points the tool at Path.
 	Env string
 }
@@ -226,7 +227,7 @@ func (v *viewBuilder) caches() {
 		}
 		it := viewItem{Kind: kindCacheBind, Path: c.Path, Dir: true, Source: c.Entry + "/upper", Set: attrNosuid | attrNodev}
 		if p, ok := v.enclosingItem(c.Path); c.Overlay && (!ok || hostContent(p.Kind)) {
-			it.Kind, it.Source = kindCache, c.Entry
+			it.Kind, it.Source, it.Target = kindCache, c.Entry, c.Work
 		}
 		v.put(it)
 		mode := CachePrivate

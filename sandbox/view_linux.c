@@ -416,15 +416,19 @@ void cache_fallbacks(uint32_t *mask, uint32_t *err)
  * needs in a user namespace (Linux 5.11: Documentation/filesystems/
  * overlayfs.rst, "User xattr"); "volatile" (5.10) is its "Volatile mount".
  * Returns the detached mount, or -1 with errno set. */
-static int make_overlay(const char *target, const char *stage, uint64_t attrs)
+static int make_overlay(const char *target, const char *stage, const char *workdir, uint64_t attrs)
 {
-	char upper[96], work[96];
-	int fs = syscall(FB_SYS_FSOPEN, "overlay", FB_FSOPEN_CLOEXEC), m = -1, err;
+	char upper[96], work[160];
+	int fs, m = -1, err;
 
-	if (fs < 0)
+	if (strchr(workdir, '/') || strlen(workdir) > 64 || strcmp(workdir, "..") == 0 || strcmp(workdir, ".") == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((fs = syscall(FB_SYS_FSOPEN, "overlay", FB_FSOPEN_CLOEXEC)) < 0)
 		return -1;
 	snprintf(upper, sizeof upper, "%s/upper", stage);
-	snprintf(work, sizeof work, "%s/work", stage);
+	snprintf(work, sizeof work, "%s/%s", stage, workdir[0] ? workdir : "work");
 	if (syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_STRING, "lowerdir", target, 0) == 0 &&
 	    syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_STRING, "upperdir", upper, 0) == 0 &&
 	    syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_STRING, "workdir", work, 0) == 0 &&
@@ -449,7 +453,7 @@ static int make_overlay(const char *target, const char *stage, uint64_t attrs)
  * the staging tmpfs, which finish_view detaches with everything in it
  * before the command starts: one unmount for all (each costs an RCU grace
  * period). */
-static int overlay_cache(int priv, const char *target, uint64_t attrs, struct fb_err *e)
+static int overlay_cache(int priv, const char *target, const char *workdir, uint64_t attrs, struct fb_err *e)
 {
 	char stage[64], upper[96];
 	int ord = noverlays++, m, r, err;
@@ -460,7 +464,7 @@ static int overlay_cache(int priv, const char *target, uint64_t attrs, struct fb
 		return fb_fail(e, "mounts", errno, "make the private cache for \"%s\" writable", target);
 	if (make_entry(stage, 0700, 1, NULL, e) < 0 || move_onto(priv, stage, 0, 0, "stage the private cache", e) < 0)
 		return -1;
-	m = make_overlay(target, stage, attrs);
+	m = make_overlay(target, stage, workdir, attrs);
 	if (m < 0) {
 		err = errno;
 		if (ord < 32)
@@ -512,7 +516,7 @@ static int apply_op(const struct fb_mount *m, int *slot, struct fb_err *e)
 	case FB_OP_OVERLAY:
 		if (slot[m->slot] < 0)
 			return fb_fail(e, "mounts", EBADF, "overlay \"%s\": slot %u is empty", m->a, m->slot);
-		r = overlay_cache(slot[m->slot], m->a, m->set, e);
+		r = overlay_cache(slot[m->slot], m->a, m->b, m->set, e);
 		close(slot[m->slot]);
 		slot[m->slot] = -1;
 		return r;

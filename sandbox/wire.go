@@ -106,8 +106,9 @@ const (
 	opHide    = 10 // cover A with a read-only empty dir (flagDir) or file
 	// opOverlay mounts an overlay on A: the lower layer is what A shows
 	// when the op runs (the host's cache directory), the upper and work
-	// directories are upper/ and work/ of Slot's tree (a private cache
-	// entry, cloned from the host), made writable. Mount attributes Set.
+	// directories are upper/ and B (one component; "work" when empty) of
+	// Slot's tree (a private cache entry, cloned from the host), made
+	// writable. Mount attributes Set.
 	// If the kernel refuses the overlay, upper/ alone is bound on A and
 	// the op is reported in the ready message (cache fallbacks).
 	opOverlay = 11
