@@ -46,7 +46,10 @@ func TestEnvironmentAllowlist(t *testing.T) {
 		}
 		// The caller's pager and editor give way to non-interactive ones.
 		e.extra = append(e.extra, "PAGER=less", "EDITOR=vim", "GIT_TERMINAL_PROMPT=1")
-		got := e.environ()
+		// Without private caches: they would point XDG_CACHE_HOME,
+		// CARGO_HOME ... at themselves, since none of these exists
+		// (TestCacheFreshHome).
+		got := e.environ("--no-cache")
 		for k, v := range passed {
 			if got[k] != v {
 				t.Errorf("inside, %s = %q; want %q passed through", k, got[k], v)

@@ -142,8 +142,14 @@ type enforced struct {
 	// PrivateCopies is omitted when empty.
 	PrivateCopies []string `json:"private_copies"`
 	PrivateDirs   []string `json:"private_dirs"`
-	PTY           bool     `json:"pty"`
-	Missing       []string `json:"missing"`
+	Caches        []struct {
+		Name string `json:"name"`
+		Path string `json:"path"`
+		Mode string `json:"mode"`
+		Env  string `json:"env"`
+	} `json:"caches"`
+	PTY     bool     `json:"pty"`
+	Missing []string `json:"missing"`
 
 	LandlockABI    int      `json:"landlock_abi"`
 	LandlockTCP    bool     `json:"landlock_tcp_denied"`

@@ -31,6 +31,7 @@
 #define FB_MOVE_MOUNT_F_EMPTY_PATH 0x04
 #define FB_MOVE_MOUNT_T_EMPTY_PATH 0x40
 #define FB_FSOPEN_CLOEXEC 1
+#define FB_FSCONFIG_SET_FLAG 0
 #define FB_FSCONFIG_SET_STRING 1
 #define FB_FSCONFIG_CMD_CREATE 6
 #define FB_FSMOUNT_CLOEXEC 1
@@ -119,6 +120,9 @@ int open_path(const char *path, uint64_t dev, uint64_t ino, const char *what, st
 int build_base_view(struct fb_err *e);
 int apply_view(const struct fb_spec *s, struct fb_err *e);
 int finish_view(struct fb_err *e);
+/* The overlays apply_view could not mount (bit i: the i-th FB_OP_OVERLAY),
+ * and the first errno, for the ready message. */
+void cache_fallbacks(uint32_t *mask, uint32_t *err);
 
 /* command_linux.c */
 int open_terminal(const struct fb_spec *s, struct fb_term *t, struct fb_err *e);

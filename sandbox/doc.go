@@ -35,7 +35,11 @@
 //	  [+ its notifying twin],
 //	  rlimits, ...} + fds: stdio,
 //	  [ruleset] [cgroup dir]
-//	  [join files] ───────────────────────────────────────> mounts; [proxy
+//	  [join files] ───────────────────────────────────────> mounts (clone,
+//	                                                        attach, tmpfs,
+//	                                                        hide, overlay of
+//	                                                        each private
+//	                                                        cache ...); [proxy
 //	                                                        listener]; [pty];
 //	                                                        fork ──────────────> cgroup, session, cwd,
 //	                                                        CLOEXEC seqpacket:   rlimits, no_new_privs,
@@ -43,11 +47,12 @@
 //	                                                        EOF = exec'd <────── (the twin with a
 //	                                                                             listener, or the plain
 //	                                                                             filter), exec
-//	 <─────────────────────────────────────── msgReady {pid, marks} + [pidfd
-//	                                          of PID 1] [pty master] [proxy
-//	                                          listener] [seccomp listener];
-//	                                          PID 1 drops its caps and closes
-//	                                          its copy of the listener
+//	 <─────────────────────────────────────── msgReady {pid, marks, cache
+//	                                          fallbacks} + [pidfd of PID 1]
+//	                                          [pty master] [proxy listener]
+//	                                          [seccomp listener]; PID 1 drops
+//	                                          its caps and closes its copy of
+//	                                          the listener
 //	 seccomp listener: RECV ──────────────────────────────────────────────────> (notified calls wait)
 //	  <───── refusals (errno), watched connect/sendto (CONTINUE) ─────────────>
 //	 signals: pidfd_send_signal ──────────────────────────> kill(-command, sig)
@@ -89,6 +94,12 @@
 //   - the host filesystem is read-only to the command, recursively (writes,
 //     chmod, chown, utime and xattr changes fail with EROFS), except the
 //     writable roots (the workspace and --rw paths);
+//   - the package caches (package caches: ~/.cache, Go's module cache,
+//     ~/.npm, ...) are writable, but what the command writes there lands
+//     in a cache private to forgebox and the workspace (an overlay whose
+//     upper layer the command cannot reach by any other path, or where
+//     overlay is refused a private directory alone): the host's cache
+//     directories never change (Enforced.Caches, Spec.NoCache);
 //   - protected paths inside writable roots (.git/hooks, .git/config, shell rc
 //     files, editor and agent configuration) are read-only when they exist at
 //     the start; a missing .git/hooks or .git/commondir is held by a

@@ -45,7 +45,15 @@ type Enforced struct {
 	PrivateCopies []string `json:"private_copies,omitempty"`
 	// PrivateDirs are the tmpfs mounts private to the run.
 	PrivateDirs []string `json:"private_dirs"`
-	PTY         bool     `json:"pty"`
+	// Caches are the package caches the command may write, each into a
+	// cache private to forgebox and the workspace (package caches): an
+	// overlay on the host's directory, or a plain private directory when
+	// the host has none or overlay is refused. Empty with Spec.NoCache,
+	// without a sandbox, and on macOS and Windows, which have no mount
+	// namespace to build them in: there the caches stay as the profile
+	// leaves them.
+	Caches []CacheMount `json:"caches"`
+	PTY    bool         `json:"pty"`
 	// LandlockABI is the Landlock ABI the ruleset was built for, 0 when
 	// Landlock was not applied; LandlockRules counts its path rules.
 	// LandlockTCP: TCP bind and connect are denied (ABI 4+);
@@ -103,6 +111,7 @@ func newEnforced(profile Profile, network Network, pty bool) Enforced {
 		Watched:              []string{},
 		PrivateDirs:          []string{},
 		PrivateCopies:        nil, // Linux only: the others keep every Git config read-only
+		Caches:               []CacheMount{},
 		PTY:                  pty,
 		LandlockABI:          0,
 		LandlockRules:        0,
@@ -133,5 +142,6 @@ func (e Enforced) withoutSandbox(missing ...string) Enforced {
 	e.Namespaces, e.Network, e.Proxy = []string{}, NetHost, ""
 	e.ReadOnlyRoot, e.Writable, e.Hidden, e.Sockets, e.Protected, e.PrivateDirs = false, []string{}, []string{}, []string{}, []string{}, []string{}
 	e.PrivateCopies = nil
+	e.Caches = []CacheMount{}
 	return e
 }

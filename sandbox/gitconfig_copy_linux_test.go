@@ -15,7 +15,7 @@ func copiedWorkspace(t *testing.T, config string) (ws, state string, g *guard) {
 	t.Helper()
 	ws, state = t.TempDir(), t.TempDir()
 	mkfile(t, filepath.Join(ws, ".git/config"), config)
-	g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
+	g, err := protect(ws, []string{ws}, treeStore{}, time.Now(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestCarryConfigLocked(t *testing.T) {
 func TestCopyConfigRefusesStateInsideRoot(t *testing.T) {
 	ws := t.TempDir()
 	mkfile(t, filepath.Join(ws, ".git/config"), "[core]\n\tbare = false\n")
-	g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
+	g, err := protect(ws, []string{ws}, treeStore{}, time.Now(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestCopyConfigRefusesStateInsideRoot(t *testing.T) {
 func TestCopyConfigRefusesOddConfig(t *testing.T) {
 	ws, state := t.TempDir(), t.TempDir()
 	mkfile(t, filepath.Join(ws, ".git/config"), "[core]\n\tbare = \\\nfalse\n")
-	g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
+	g, err := protect(ws, []string{ws}, treeStore{}, time.Now(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

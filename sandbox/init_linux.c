@@ -289,7 +289,8 @@ static int open_proxy_listener(const struct fb_spec *spec, int *fd, struct fb_er
  * proxy's listening socket. */
 static int report_ready(pid_t cmd, struct fb_term *t, int *proxy, int *listener, struct fb_err *e)
 {
-	uint8_t payload[12 + 24 * (1 + 32 + 8)];
+	uint8_t payload[12 + 24 * (1 + 32 + 8) + 8];
+	uint32_t fell, fell_errno;
 	size_t n;
 	int fds[4], nfds = 0, have = 0;
 	int pidfd = syscall(FB_SYS_PIDFD_OPEN, getpid(), 0);
@@ -312,7 +313,12 @@ static int report_ready(pid_t cmd, struct fb_term *t, int *proxy, int *listener,
 	}
 	put_le32(payload, cmd);
 	put_le32(payload + 4, have);
-	n = 8 + encode_marks(payload + 8, sizeof payload - 8);
+	n = 8 + encode_marks(payload + 8, sizeof payload - 8 - 8);
+	/* After the marks: the private caches that are not overlays. */
+	cache_fallbacks(&fell, &fell_errno);
+	put_le32(payload + n, fell);
+	put_le32(payload + n + 4, fell_errno);
+	n += 8;
 	if (send_frame(FB_MSG_READY, payload, n, fds, nfds) < 0)
 		return fb_fail(e, "start", errno, "report to forgebox");
 	if (pidfd >= 0)
@@ -509,6 +515,6 @@ int forgebox_wire_constant(int which)
 				FB_MAX_FRAME, FB_MOUNT_FIXED, FB_TAG_FDS, FB_TAG_RULE, FB_TAG_SECCOMP,
 				FB_TAG_RLIMIT, FB_FD_LANDLOCK, FB_FD_CGROUP, FB_FD_JOIN_SHIFT, FB_MAX_JOIN,
 				FB_TAG_PROXY_PORT, FB_READY_PIDFD, FB_READY_MASTER, FB_READY_PROXY,
-				FB_TAG_SECCOMP_NOTIFY, FB_READY_NOTIFY, FB_OPF_LINK};
+				FB_TAG_SECCOMP_NOTIFY, FB_READY_NOTIFY, FB_OPF_LINK, FB_OP_OVERLAY};
 	return which >= 0 && which < (int)(sizeof v / sizeof v[0]) ? v[which] : -1;
 }

@@ -63,6 +63,7 @@ enum fb_op {
 	FB_OP_MKFILE = 8,
 	FB_OP_SYMLINK = 9,
 	FB_OP_HIDE = 10,
+	FB_OP_OVERLAY = 11,
 };
 
 /* FB_OPF_LINK: a clone whose path names a symlink clones the link itself
@@ -84,6 +85,10 @@ enum fb_op_flag { FB_OPF_RECURSIVE = 1 << 0, FB_OPF_DIR = 1 << 1, FB_OPF_LINK = 
 #define FB_STAGE "/dev/.forgebox-stage"
 #define FB_STAGE_DIR FB_STAGE "/d"
 #define FB_STAGE_FILE FB_STAGE "/f"
+/* Where the n-th private cache is attached (FB_STAGE_CACHE "n") while its
+ * overlay is made: overlay takes its upper and work directories by path,
+ * from a mount of this namespace. */
+#define FB_STAGE_CACHE FB_STAGE "/c"
 
 /* Without a PID namespace (--best-effort), the signal that tells PID 1 to
  * kill the command's tree and exit: its parent-death signal, and what the

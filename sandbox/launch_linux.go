@@ -14,6 +14,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/forgebox/forgebox/caches"
 	"github.com/forgebox/forgebox/seccomp"
 	"golang.org/x/sys/unix"
 )
@@ -100,6 +101,21 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	}
 	removed := make(chan error, 1)
 	go func() { removed <- p.limits.close() }()
+	// The private caches are tidied meanwhile too: overlay's marks go
+	// (they matter only to the next mount), the lock is released, and
+	// once in caches.MeasureEvery the caches are measured and the least
+	// recently used evicted.
+	cachesDone := make(chan error, 1)
+	go func() {
+		if p.caches == nil || res == nil {
+			cachesDone <- nil
+			return
+		}
+		p.caches.ws.Release(p.caches.overlays, p.caches.work)
+		p.caches.release()
+		_, err := caches.Maintain(p.caches.root, time.Now())
+		cachesDone <- err
+	}()
 	if p.guard != nil {
 		// Also after a failed setup: the tree is dead either way.
 		moved, warnings := p.guard.afterRun(time.Now())
@@ -118,6 +134,9 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	}
 	if rerr := <-removed; rerr != nil && res != nil {
 		res.Warnings = append(res.Warnings, rerr.Error())
+	}
+	if cerr := <-cachesDone; cerr != nil && res != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("private caches: %v", cerr))
 	}
 	if res != nil {
 		tl.mark("cgroup removed")
@@ -319,7 +338,7 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 	pl.close()
 	tl.mark("output drained")
 
-	warnings := slices.Clone(p.warnings)
+	warnings := append(slices.Clone(p.warnings), p.cacheFallbacks(e.cacheFallbacks, e.cacheErrno)...)
 	if len(p.enforced.Missing) > 0 {
 		// Accepted with --best-effort; said on stderr as well as in
 		// Enforced.Missing, so that a person sees it too.
@@ -354,12 +373,16 @@ func (c *child) finish(ctx context.Context, spec Spec, p *prepared, pl *plumbing
 
 // ending is how a run ended, as the supervisor saw it.
 type ending struct {
-	setup    *SetupError      // the child reported a failed setup step
-	exit     *exitInfo        // PID 1 reported the command's exit
-	status   *unix.WaitStatus // stage 0 was reaped
-	ready    bool             // the command was started
-	timedOut bool
-	idle     bool // the timeout was the idle one
+	setup  *SetupError      // the child reported a failed setup step
+	exit   *exitInfo        // PID 1 reported the command's exit
+	status *unix.WaitStatus // stage 0 was reaped
+	ready  bool             // the command was started
+	// cacheFallbacks and cacheErrno: the overlays the child could not
+	// mount (childEvent).
+	cacheFallbacks uint32
+	cacheErrno     unix.Errno
+	timedOut       bool
+	idle           bool // the timeout was the idle one
 }
 
 // supervise relays signals, enforces the timeouts and the grace period, and
@@ -397,6 +420,7 @@ func (c *child) supervise(ctx context.Context, limit, idle time.Duration, pl *pl
 				eof, events = true, nil
 			case ev.typ == msgReady:
 				e.ready = true
+				e.cacheFallbacks, e.cacheErrno = ev.cacheFallbacks, ev.cacheErrno
 				c.sup.ready(ev.pidfd)
 				tl.marks = append(tl.marks, ev.marks...)
 				tl.mark("ready received")

@@ -112,6 +112,11 @@ func (p *prepared) planLandlock(s Spec, l layout, items []viewItem) error {
 	h := landlock.HandledAt(abi, pol.DenyTCP)
 	p.child.Landlock = rs
 	p.child.Rules = landlock.ChildRules(private, dirCover, fileCover, h.FS)
+	// The private caches are mounts of the child's: their inodes are not
+	// the host's, which the ruleset's rules are bound to.
+	for _, c := range p.enforced.Caches {
+		p.child.Rules = append(p.child.Rules, landlock.ChildRule{Path: c.Path, Access: h.FS})
+	}
 	p.landlockPrivate, p.landlockFS = private, h.FS
 	p.enforced.LandlockABI = abi
 	p.enforced.LandlockRules = n + len(p.child.Rules)

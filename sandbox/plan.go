@@ -13,14 +13,16 @@ import (
 type itemKind uint8
 
 const (
-	kindBase     itemKind = iota + 1 // placed by the child's base view: /proc, /dev, /tmp, /run ...
-	kindTmpfs                        // a fresh tmpfs private to the run
-	kindCover                        // an empty read-only stand-in hiding the path
-	kindGrant                        // the host path itself, bound in place
-	kindProtect                      // a path inside a writable root, made read-only
-	kindPin                          // a directory bound onto itself: it can no longer be renamed
-	kindSymlink                      // a symlink inside a tmpfs of ours
-	kindRedirect                     // a host symlink (From) bound over a file: the path leads to a private copy
+	kindBase      itemKind = iota + 1 // placed by the child's base view: /proc, /dev, /tmp, /run ...
+	kindTmpfs                         // a fresh tmpfs private to the run
+	kindCover                         // an empty read-only stand-in hiding the path
+	kindGrant                         // the host path itself, bound in place
+	kindProtect                       // a path inside a writable root, made read-only
+	kindPin                           // a directory bound onto itself: it can no longer be renamed
+	kindSymlink                       // a symlink inside a tmpfs of ours
+	kindRedirect                      // a host symlink (From) bound over a file: the path leads to a private copy
+	kindCache                         // an overlay: the host path below, a private cache (Source) above
+	kindCacheBind                     // a private cache (Source) bound writable, without the host's
 )
 
 // viewItem is one mount of the filesystem view, before ordering.
@@ -34,7 +36,8 @@ type viewItem struct {
 	// ReadOnlyAfter makes a tmpfs read-only once everything beneath it is
 	// in place.
 	ReadOnlyAfter bool
-	// Target is a symlink's target.
+	// Target is a symlink's target, or a cache overlay's work directory
+	// (relative to Source).
 	Target string
 	// Dev and Ino pin the host inode a protect, pin or redirect item must
 	// find at Path.
@@ -43,6 +46,10 @@ type viewItem struct {
 	// and FromIno its inode.
 	From             string
 	FromDev, FromIno uint64
+	// Source is the host path a cache item is cloned from: the private
+	// cache entry (overlay's upper and work) for kindCache, the directory
+	// to bind for kindCacheBind.
+	Source string
 }
 
 // planMounts orders the items and turns them into mount operations for the
@@ -123,6 +130,9 @@ func cloneOps(kept []viewItem) (ops []mountOp, slot []uint32, slots uint32) {
 		case it.Kind == kindRedirect:
 			slot[i] = slots
 			ops = append(ops, mountOp{Op: opClone, A: it.From, Slot: slots, Flags: opFlagLink, Dev: it.FromDev, Ino: it.FromIno})
+		case it.Source != "":
+			slot[i] = slots
+			ops = append(ops, mountOp{Op: opClone, A: it.Source, Slot: slots})
 			slots++
 		case hostContent(it.Kind):
 			slot[i] = slots
@@ -170,6 +180,10 @@ func placeOps(kept []viewItem, slot []uint32) ([]mountOp, error) {
 			// opFlagLink: where the kernel refuses to mount the link, the
 			// file is bound read-only instead.
 			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Dev: it.Dev, Ino: it.Ino, Flags: opFlagLink})
+		case kindCache:
+			ops = append(ops, mountOp{Op: opOverlay, A: it.Path, B: it.Target, Slot: slot[i], Set: it.Set})
+		case kindCacheBind:
+			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Clr: attrRdonly})
 		default:
 			return nil, fmt.Errorf("plan: unknown item kind %d at %s", it.Kind, it.Path)
 		}
@@ -205,9 +219,10 @@ func mountPoint(base string, it viewItem, made map[string]bool) []mountOp {
 }
 
 // hostContent reports whether what is visible beneath an item of this kind
-// is the host's own tree (so mount points already exist).
+// is the host's own tree (so mount points already exist, and a secret
+// beneath needs its cover): an overlay cache shows the host's directory.
 func hostContent(k itemKind) bool {
-	return k == kindGrant || k == kindProtect || k == kindPin || k == kindRedirect
+	return k == kindGrant || k == kindProtect || k == kindPin || k == kindRedirect || k == kindCache
 }
 
 // enclosing returns the index of the deepest item in items that is a strict

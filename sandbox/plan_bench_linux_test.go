@@ -28,7 +28,7 @@ func BenchmarkProtect(b *testing.B) {
 	mkfileB(b, ws+"/.git/config")
 	mkfileB(b, ws+"/.git/hooks/pre-commit.sample")
 	for b.Loop() {
-		g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
+		g, err := protect(ws, []string{ws}, treeStore{}, time.Now(), nil)
 		if err != nil {
 			b.Fatal(err)
 		}

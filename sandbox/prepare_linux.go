@@ -36,6 +36,8 @@ type prepared struct {
 	// filter answers the notifications of the command's filter, when the
 	// child has its notifying twin (Spec.SeccompNotify).
 	filter *seccomp.Program
+	// caches are the run's private caches; nil without.
+	caches *runCaches
 }
 
 // release undoes what planning did on the host: the placeholders.
@@ -49,6 +51,7 @@ func (p *prepared) release() {
 	if p.proxy != nil {
 		p.proxy.close()
 	}
+	p.caches.release()
 	p.limits.close()
 }
 
@@ -125,11 +128,13 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		return err
 	}
 	tl.mark("paths checked")
+	cachePlans := p.planCaches(s, l, homes)
+	tl.mark("caches planned")
 	facts, err := p.gatherFacts(l, bases, s.treeStore(), s.StateDir)
 	if err != nil {
 		return err
 	}
-	facts.Grants = grants
+	facts.Grants, facts.Caches = grants, cachePlans
 	var secretPaths []string
 	for _, h := range facts.Secrets {
 		secretPaths = append(secretPaths, h.Path)
@@ -311,8 +316,12 @@ func (p *prepared) gatherFacts(l layout, bases secretBases, trees treeStore, sta
 	var mounts []mountEntry
 	wg.Go(func() { mounts = readMountinfo() })
 	if len(l.Writable) > 0 {
+		var skip map[string]uint64
+		if p.caches != nil {
+			skip = p.caches.skip
+		}
 		wg.Go(func() {
-			if p.guard, guardErr = protect(l.Workspace, l.Writable, trees, time.Now()); guardErr == nil {
+			if p.guard, guardErr = protect(l.Workspace, l.Writable, trees, time.Now(), skip); guardErr == nil {
 				p.guard.copyConfig(stateDir)
 			}
 		})
@@ -349,6 +358,11 @@ func (p *prepared) gatherFacts(l layout, bases secretBases, trees treeStore, sta
 func (p *prepared) unisolated(why string) {
 	p.child.Flags &^= flagIsolate | flagNewNet
 	p.child.Mounts, p.child.Slots = nil, 0
+	if p.caches != nil {
+		// No mount namespace, no caches: the tools find the home's,
+		// which Landlock keeps read-only.
+		p.child.Env = p.caches.envBefore
+	}
 	old := p.enforced
 	// What the run still has is what it had, less what needs the
 	// namespaces: the kernel layers (Landlock, seccomp and what it

@@ -43,10 +43,13 @@ type watch struct {
 // protect discovers what must stay read-only inside the writable roots and
 // makes the placeholders that hold missing Git names. Everything it makes
 // on the host is undone by release.
-func protect(workspace string, roots []string, store treeStore, start time.Time) (*guard, error) {
+//
+// skip are host directories (with their inodes) the post-run check does
+// not walk: private caches mounted over them, which the run cannot change.
+func protect(workspace string, roots []string, store treeStore, start time.Time, skip map[string]uint64) (*guard, error) {
 	g := &guard{workspace: workspace, roots: roots, budget: nestedBinds}
 	for _, r := range roots {
-		w, err := watchRoot(store, r, start)
+		w, err := watchRoot(store, r, start, skip)
 		if err != nil {
 			g.release()
 			return nil, err

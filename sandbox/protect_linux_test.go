@@ -35,7 +35,7 @@ func TestGuardFindsProtectedPaths(t *testing.T) {
 	mkfile(t, filepath.Join(ws, "node_modules/pkg/.git/config"), "") // every depth: an editor opens these too
 	mkfile(t, filepath.Join(ws, "a/b/c/.git/config"), "")
 	mkfile(t, filepath.Join(ws, "a/b/.envrc"), "")
-	g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
+	g, err := protect(ws, []string{ws}, treeStore{}, time.Now(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,11 +89,11 @@ func TestGuardFindsProtectedPaths(t *testing.T) {
 func TestPlaceholdersSharedByConcurrentRuns(t *testing.T) {
 	ws := t.TempDir()
 	mkfile(t, filepath.Join(ws, ".git/config"), "")
-	a, err := protect(ws, []string{ws}, treeStore{}, time.Now())
+	a, err := protect(ws, []string{ws}, treeStore{}, time.Now(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := protect(ws, []string{ws}, treeStore{}, time.Now())
+	b, err := protect(ws, []string{ws}, treeStore{}, time.Now(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -116,7 +116,7 @@ func TestGuardSymlinkedName(t *testing.T) {
 	if err := os.Symlink("shared/vscode", filepath.Join(ws, ".vscode")); err != nil {
 		t.Fatal(err)
 	}
-	g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
+	g, err := protect(ws, []string{ws}, treeStore{}, time.Now(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestGuardSymlinkedName(t *testing.T) {
 func TestQuarantineNeverFollowsSymlinks(t *testing.T) {
 	ws, outside := t.TempDir(), t.TempDir()
 	mkfile(t, filepath.Join(outside, "precious"), "keep me")
-	g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
+	g, err := protect(ws, []string{ws}, treeStore{}, time.Now(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestQuarantineExecutingConfig(t *testing.T) {
 		"[filter \"x\"]\n\tsmudge = evil\n": true,
 	} {
 		ws := t.TempDir()
-		g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
+		g, err := protect(ws, []string{ws}, treeStore{}, time.Now(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -183,7 +183,7 @@ func TestQuarantineExecutingConfig(t *testing.T) {
 // its repository but loses hooks other than git's samples.
 func TestGuardQuarantines(t *testing.T) {
 	ws := t.TempDir()
-	g, err := protect(ws, []string{ws}, treeStore{}, time.Now())
+	g, err := protect(ws, []string{ws}, treeStore{}, time.Now(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -121,6 +121,13 @@ type Spec struct {
 	// reachable; with it, only those bound on the host when the run
 	// starts are covered, and one bound later is reachable (Linux).
 	AllowUnixSockets bool
+	// NoCache turns the private caches off (Linux): the host's package
+	// caches are then read-only to the command, as the rest of the home.
+	// By default the command writes ~/.cache, Go's module cache, ~/.npm
+	// and the others of caches.Table into caches private to forgebox and
+	// the workspace, kept beneath StateDir; without a StateDir there are
+	// none.
+	NoCache bool
 }
 
 // Allowlist is what NetAllow lets the command reach.

@@ -125,7 +125,12 @@ type childEvent struct {
 	setup  *SetupError
 	exit   exitInfo
 	marks  []mark
-	err    error // the connection failed or ended
+	// cacheFallbacks has bit i set for the i-th overlay op the child
+	// could not mount (it bound the private cache instead); cacheErrno
+	// is the first refusal.
+	cacheFallbacks uint32
+	cacheErrno     unix.Errno
+	err            error // the connection failed or ended
 }
 
 type exitInfo struct {
@@ -147,13 +152,18 @@ func decodeEvent(c *syncConn, typ byte, p []byte) childEvent {
 		// p[0:4] is the command's pid in its namespace, for --trace only
 		have := binary.LittleEndian.Uint32(p[4:])
 		marks := int(binary.LittleEndian.Uint32(p[8:]))
-		for q := p[12:]; marks > 0; marks-- {
+		q := p[12:]
+		for ; marks > 0; marks-- {
 			if len(q) < 1 || len(q) < 1+int(q[0])+8 {
 				return bad()
 			}
 			sl := int(q[0])
 			ev.marks = append(ev.marks, mark{step: string(q[1 : 1+sl]), ns: int64(binary.LittleEndian.Uint64(q[1+sl:]))})
 			q = q[1+sl+8:]
+		}
+		if len(q) >= 8 {
+			ev.cacheFallbacks = binary.LittleEndian.Uint32(q)
+			ev.cacheErrno = unix.Errno(binary.LittleEndian.Uint32(q[4:]))
 		}
 		if have&readyPidfd != 0 {
 			ev.pidfd = c.takeFD()

@@ -197,7 +197,7 @@ func (c *treeCheck) changedDir(fd int, rel string, inRun bool) error {
 				c.existing(fd, rel, e)
 			}
 		}
-		if e.typ != unix.DT_DIR || e.name == ".git" {
+		if e.typ != unix.DT_DIR || e.name == ".git" || c.ix.skipped(child, e.ino) {
 			continue
 		}
 		if rec, ok := c.ix.dirs[child]; ok {

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/forgebox/forgebox/pathtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -43,6 +44,38 @@ type treeIndex struct {
 	// keeps fine times. Without it (FAT keeps 2 s, old ext3 1 s) a run's
 	// start is rounded down to the 2 s before it.
 	fine bool
+	// skip are directories not walked, by path, with the inode they must
+	// have: the host directories under the run's private caches, which
+	// the run cannot change. Another directory at the same path (one
+	// the run put there) is walked.
+	skip map[string]uint64
+}
+
+// setSkip sets the directories not walked, and forgets what an index made
+// before (without them) recorded beneath them: the check would otherwise
+// read them again as soon as they change.
+func (ix *treeIndex) setSkip(skip map[string]uint64) {
+	ix.skip = skip
+	for rel := range skip {
+		for r := range ix.dirs {
+			if pathtree.Beneath(r, rel) {
+				delete(ix.dirs, r)
+				ix.dirty = true
+			}
+		}
+		for r := range ix.marks {
+			if pathtree.Beneath(r, rel) {
+				delete(ix.marks, r)
+				ix.dirty = true
+			}
+		}
+	}
+}
+
+// skipped reports whether the directory entry e at rel is one not walked.
+func (ix *treeIndex) skipped(rel string, ino uint64) bool {
+	want, ok := ix.skip[rel]
+	return ok && want == ino
 }
 
 type dirRec struct {
@@ -209,7 +242,7 @@ func (ix *treeIndex) walk(fd int, rel string, buf []byte, found, file func(dirfd
 		if file != nil && e.typ == unix.DT_REG {
 			file(fd, rel, e)
 		}
-		if e.typ != unix.DT_DIR || e.name == ".git" {
+		if e.typ != unix.DT_DIR || e.name == ".git" || ix.skipped(relJoin(rel, e.name), e.ino) {
 			continue
 		}
 		cfd, err := unix.Openat(fd, e.name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)

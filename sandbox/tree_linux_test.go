@@ -58,7 +58,7 @@ func TestTreeCheck(t *testing.T) {
 				sh(t, ws, tc.before)
 			}
 			if tc.between != "" {
-				w, err := watchRoot(store, ws, time.Now())
+				w, err := watchRoot(store, ws, time.Now(), nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -68,7 +68,7 @@ func TestTreeCheck(t *testing.T) {
 				sh(t, ws, tc.between)
 			}
 			time.Sleep(60 * time.Millisecond) // a tick of the coarse clock
-			w, err := watchRoot(store, ws, time.Now())
+			w, err := watchRoot(store, ws, time.Now(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -95,7 +95,7 @@ func TestTreeCheck(t *testing.T) {
 			}
 			// The next check starts from what this one saw.
 			time.Sleep(60 * time.Millisecond)
-			w, err = watchRoot(store, ws, time.Now())
+			w, err = watchRoot(store, ws, time.Now(), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -118,7 +118,7 @@ func TestTreeCheckSetid(t *testing.T) {
 	os.WriteFile(own, []byte("x"), 0o755)
 	unix.Chmod(own, 0o4755)
 	time.Sleep(60 * time.Millisecond)
-	w, err := watchRoot(treeStore{dir: t.TempDir()}, ws, time.Now())
+	w, err := watchRoot(treeStore{dir: t.TempDir()}, ws, time.Now(), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

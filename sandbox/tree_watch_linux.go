@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forgebox/forgebox/pathtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -29,13 +30,25 @@ type rootWatch struct {
 	store  treeStore
 	marker string // this run's marker; "" without a store
 	start  int64  // the run's start, in ns since the epoch
+	// skip are directories below the root that are not walked, by
+	// relative path, with their inode (treeIndex.skip).
+	skip map[string]uint64
 }
 
 // watchRoot loads the index of root (building it when there is none) and
 // registers the run, so that a later run checks what this one did even if
 // forgebox is killed before its own check.
-func watchRoot(store treeStore, root string, start time.Time) (*rootWatch, error) {
+func watchRoot(store treeStore, root string, start time.Time, skip map[string]uint64) (*rootWatch, error) {
 	w := &rootWatch{root: root, store: store, start: min(start.UnixNano(), coarseNow()), loaded: make(chan struct{})}
+	for p, ino := range skip {
+		if pathtree.Beneath(p, root) {
+			if w.skip == nil {
+				w.skip = map[string]uint64{}
+			}
+			rel, _ := filepath.Rel(root, p)
+			w.skip[rel] = ino
+		}
+	}
 	if store.dir != "" {
 		key := store.key(root)
 		w.marker = filepath.Join(key+".runs", fmt.Sprintf("%d-%d-%s", w.start, os.Getpid(), procStart(os.Getpid())))
@@ -58,6 +71,7 @@ func watchRoot(store treeStore, root string, start time.Time) (*rootWatch, error
 	if w.ix == nil {
 		close(w.loaded)
 		w.ix = newTreeIndex(root)
+		w.ix.setSkip(w.skip)
 		if err := w.ix.build(); err != nil {
 			w.unregister()
 			return nil, fmt.Errorf("index %s: %w", root, err)
@@ -170,6 +184,7 @@ func (w *rootWatch) check(q *quarantine) error {
 	ix := w.ix
 	if w.bad {
 		ix = newTreeIndex(w.root)
+		ix.setSkip(w.skip)
 		if err := ix.build(); err != nil {
 			return fmt.Errorf("index %s: %w", w.root, err)
 		}
@@ -190,6 +205,9 @@ func (w *rootWatch) check(q *quarantine) error {
 				ix = fresh
 			}
 		}
+	}
+	if w.skip != nil {
+		ix.setSkip(w.skip)
 	}
 	since, dead, bound := w.since(ix.fine)
 	rootfd, err := unix.Open(w.root, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)

@@ -80,7 +80,7 @@ func checkWorkspace(ws string, homes, secrets []string) error {
 // directory made writable would let the command plant what runs at the
 // next login (~/.bashrc, ~/.config/systemd/user, ~/.local/bin).
 func checkWritable(p string, homes, secrets []string) error {
-	return checkWritableRoot(p, "--rw", "grant the specific directories the command must write (for example ~/.cache/go-build)", homes, secrets)
+	return checkWritableRoot(p, "--rw", "grant the specific directories the command must write (for example ~/src/shared-lib; package caches are private to each run already)", homes, secrets)
 }
 
 func checkWritableRoot(ws, what, advice string, homes, secrets []string) error {

@@ -30,6 +30,24 @@ type hostFacts struct {
 	Copies []privateCopy
 	// ResolvConf is the file under /run that /etc/resolv.conf leads to.
 	ResolvConf string
+	// Caches are the run's private caches (planCaches).
+	Caches []cachePlan
+}
+
+// cachePlan is one private cache, as planned before the view.
+type cachePlan struct {
+	Name string
+	// Path is where the command finds it: the host's cache directory, or
+	// where the host has none, a directory of the run that Env names.
+	Path string
+	// Entry is the private cache on the host: Entry/upper and Entry/work.
+	Entry string
+	// Overlay: the host has a directory at Path that can be the lower
+	// layer; Work is the overlay's work directory in Entry.
+	Overlay bool
+	Work    string
+	// Env is the NAME=VALUE that points the tool at Path.
+	Env string
 }
 
 type hostPath struct {
@@ -88,6 +106,7 @@ func buildView(l layout, f hostFacts, base Enforced) ([]viewItem, Enforced, erro
 	v.sockets()
 	v.copies()
 	v.protected()
+	v.caches()
 	return v.finish(l)
 }
 
@@ -226,6 +245,41 @@ func (v *viewBuilder) protected() {
 	}
 }
 
+// caches places the private caches last: an explicit grant, hide or
+// protection at the same path wins. Where the host's directory is not
+// visible in the view (the strict profile covers the home) there is no
+// lower layer to show: the private cache alone is bound there.
+func (v *viewBuilder) caches() {
+	for _, c := range v.facts.Caches {
+		if v.has(c.Path) {
+			continue
+		}
+		it := viewItem{Kind: kindCacheBind, Path: c.Path, Dir: true, Source: c.Entry + "/upper", Set: attrNosuid | attrNodev}
+		if p, ok := v.enclosingItem(c.Path); c.Overlay && (!ok || hostContent(p.Kind)) {
+			it.Kind, it.Source, it.Target = kindCache, c.Entry, c.Work
+		}
+		v.put(it)
+		mode := CachePrivate
+		if it.Kind == kindCache {
+			mode = CacheOverlay
+		}
+		name, _, _ := strings.Cut(c.Env, "=")
+		v.enf.Caches = append(v.enf.Caches, CacheMount{Name: c.Name, Path: c.Path, Mode: mode, Env: name})
+	}
+}
+
+// enclosingItem is the deepest item strictly above path.
+func (v *viewBuilder) enclosingItem(path string) (viewItem, bool) {
+	var best viewItem
+	found := false
+	for _, it := range v.items {
+		if pathtree.Beneath(path, it.Path) && (!found || depth(it.Path) > depth(best.Path)) {
+			best, found = it, true
+		}
+	}
+	return best, found
+}
+
 // finish returns the items parents first, and the enforcement report with
 // sorted lists.
 func (v *viewBuilder) finish(l layout) ([]viewItem, Enforced, error) {
@@ -240,6 +294,7 @@ func (v *viewBuilder) finish(l layout) ([]viewItem, Enforced, error) {
 		return strings.Compare(a.Path, b.Path)
 	})
 	enf := v.enf
+	slices.SortFunc(enf.Caches, func(a, b CacheMount) int { return strings.Compare(a.Path, b.Path) })
 	for _, s := range []*[]string{&enf.Hidden, &enf.Sockets, &enf.Protected, &enf.PrivateDirs, &enf.PrivateCopies} {
 		slices.Sort(*s)
 		*s = slices.Compact(*s)

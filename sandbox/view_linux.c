@@ -422,6 +422,91 @@ static int attach_readonly(const char *path, uint64_t dev, uint64_t ino, struct 
 	return r;
 }
 
+/* The overlays that fell back to a plain bind, for the ready message. */
+static uint32_t fallback_mask, fallback_errno;
+static int noverlays;
+
+void cache_fallbacks(uint32_t *mask, uint32_t *err)
+{
+	*mask = fallback_mask;
+	*err = fallback_errno;
+}
+
+/* make_overlay builds the overlay of a private cache staged at stage: the
+ * lower layer is what target shows now (the host's cache directory), upper
+ * and work are in the staged private cache. "userxattr" is what overlay
+ * needs in a user namespace (Linux 5.11: Documentation/filesystems/
+ * overlayfs.rst, "User xattr"); "volatile" (5.10) is its "Volatile mount".
+ * Returns the detached mount, or -1 with errno set. */
+static int make_overlay(const char *target, const char *stage, const char *workdir, uint64_t attrs)
+{
+	char upper[96], work[160];
+	int fs, m = -1, err;
+
+	if (strchr(workdir, '/') || strlen(workdir) > 64 || strcmp(workdir, "..") == 0 || strcmp(workdir, ".") == 0) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((fs = syscall(FB_SYS_FSOPEN, "overlay", FB_FSOPEN_CLOEXEC)) < 0)
+		return -1;
+	snprintf(upper, sizeof upper, "%s/upper", stage);
+	snprintf(work, sizeof work, "%s/%s", stage, workdir[0] ? workdir : "work");
+	if (syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_STRING, "lowerdir", target, 0) == 0 &&
+	    syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_STRING, "upperdir", upper, 0) == 0 &&
+	    syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_STRING, "workdir", work, 0) == 0 &&
+	    syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_FLAG, "userxattr", NULL, 0) == 0 &&
+	    /* No syncfs of the whole upper file system at each unmount (it
+	     * was most of a run's added cost); the parent discards a cache a
+	     * crash may have damaged (caches.Workspace.Prepare). */
+	    syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_SET_FLAG, "volatile", NULL, 0) == 0 &&
+	    syscall(FB_SYS_FSCONFIG, fs, FB_FSCONFIG_CMD_CREATE, NULL, NULL, 0) == 0)
+		m = syscall(FB_SYS_FSMOUNT, fs, FB_FSMOUNT_CLOEXEC, (unsigned)attrs);
+	err = errno;
+	close(fs);
+	errno = err;
+	return m;
+}
+
+/* overlay_cache mounts a private cache (priv, a clone of its directory on
+ * the host) on target. If the kernel refuses the overlay (before 5.11, or
+ * a lower file system overlay does not take), the cache's upper directory
+ * alone is bound there: the command starts with an empty cache, and the
+ * host's is never written either way. The staged private cache stays in
+ * the staging tmpfs, which finish_view detaches with everything in it
+ * before the command starts: one unmount for all (each costs an RCU grace
+ * period). */
+static int overlay_cache(int priv, const char *target, const char *workdir, uint64_t attrs, struct fb_err *e)
+{
+	char stage[64], upper[96];
+	int ord = noverlays++, m, r, err;
+
+	snprintf(stage, sizeof stage, "%s%d", FB_STAGE_CACHE, ord);
+	/* Writable: overlay refuses an upper layer on a read-only mount. */
+	if (set_attr(priv, 0, FB_MOUNT_ATTR_RDONLY, 0) < 0)
+		return fb_fail(e, "mounts", errno, "make the private cache for \"%s\" writable", target);
+	if (make_entry(stage, 0700, 1, NULL, e) < 0 || move_onto(priv, stage, 0, 0, "stage the private cache", e) < 0)
+		return -1;
+	m = make_overlay(target, stage, workdir, attrs);
+	if (m < 0) {
+		err = errno;
+		if (ord < 32)
+			fallback_mask |= 1u << ord;
+		if (fallback_errno == 0)
+			fallback_errno = err;
+		snprintf(upper, sizeof upper, "%s/upper", stage);
+		if ((m = clone_tree(upper, 0, 0, 0, 0, e)) < 0)
+			return -1;
+		if (set_attr(m, attrs, 0, 0) < 0) {
+			err = errno;
+			close(m);
+			return fb_fail(e, "mounts", err, "set attributes for \"%s\"", target);
+		}
+	}
+	r = move_onto(m, target, 0, 0, "cache", e);
+	close(m);
+	return r;
+}
+
 static int apply_op(const struct fb_mount *m, int *slot, struct fb_err *e)
 {
 	int recursive = (m->flags & FB_OPF_RECURSIVE) != 0, dir = (m->flags & FB_OPF_DIR) != 0, r;
@@ -455,6 +540,13 @@ static int apply_op(const struct fb_mount *m, int *slot, struct fb_err *e)
 		return make_entry(m->a, 0, 0, m->b, e);
 	case FB_OP_HIDE:
 		return hide(m->a, dir, e);
+	case FB_OP_OVERLAY:
+		if (slot[m->slot] < 0)
+			return fb_fail(e, "mounts", EBADF, "overlay \"%s\": slot %u is empty", m->a, m->slot);
+		r = overlay_cache(slot[m->slot], m->a, m->b, m->set, e);
+		close(slot[m->slot]);
+		slot[m->slot] = -1;
+		return r;
 	}
 	return fb_fail(e, "mounts", EPROTO, "unknown mount op %u", m->op);
 }

@@ -109,6 +109,14 @@ const (
 	opMkfile  = 8  // create empty file A with Mode (inside a tmpfs of ours)
 	opSymlink = 9  // symlink A -> B
 	opHide    = 10 // cover A with a read-only empty dir (flagDir) or file
+	// opOverlay mounts an overlay on A: the lower layer is what A shows
+	// when the op runs (the host's cache directory), the upper and work
+	// directories are upper/ and B (one component; "work" when empty) of
+	// Slot's tree (a private cache entry, cloned from the host), made
+	// writable. Mount attributes Set.
+	// If the kernel refuses the overlay, upper/ alone is bound on A and
+	// the op is reported in the ready message (cache fallbacks).
+	opOverlay = 11
 )
 
 // Mount op flags.
@@ -139,14 +147,14 @@ type mountOp struct {
 
 func (o mountOp) String() string {
 	name := map[uint8]string{opClone: "clone", opAttach: "attach", opSetattr: "setattr", opTmpfs: "tmpfs",
-		opMkdir: "mkdir", opMkfile: "mkfile", opSymlink: "symlink", opHide: "hide"}[o.Op]
+		opMkdir: "mkdir", opMkfile: "mkfile", opSymlink: "symlink", opHide: "hide", opOverlay: "overlay"}[o.Op]
 	var b strings.Builder
 	fmt.Fprintf(&b, "%-7s %s", name, o.A)
 	if o.B != "" {
 		fmt.Fprintf(&b, " -> %s", o.B)
 	}
 	switch o.Op {
-	case opClone, opAttach:
+	case opClone, opAttach, opOverlay:
 		fmt.Fprintf(&b, " slot=%d", o.Slot)
 	case opTmpfs, opMkdir, opMkfile:
 		fmt.Fprintf(&b, " mode=%04o", o.Mode)

@@ -24,7 +24,7 @@ func TestWireConstantsMatchC(t *testing.T) {
 		opFlagRecursive, opFlagDir, syncFD, maxFrame, 48, tagFDs, tagRule, tagSeccomp,
 		tagRlimit, fdLandlock, fdCgroup, fdJoinShift, maxJoin,
 		tagProxy, readyPidfd, readyMaster, readyProxy,
-		tagSeccompNotify, readyNotify, opFlagLink}
+		tagSeccompNotify, readyNotify, opFlagLink, opOverlay}
 	for i, want := range goSide {
 		if got := wireConstantC(i); got != want {
 			t.Errorf("wire constant %d: C has %d, Go has %d", i, got, want)
@@ -63,6 +63,7 @@ func TestWireNamesMatchC(t *testing.T) {
 
 		"FB_OP_CLONE": opClone, "FB_OP_ATTACH": opAttach, "FB_OP_SETATTR": opSetattr, "FB_OP_TMPFS": opTmpfs,
 		"FB_OP_MKDIR": opMkdir, "FB_OP_MKFILE": opMkfile, "FB_OP_SYMLINK": opSymlink, "FB_OP_HIDE": opHide,
+		"FB_OP_OVERLAY":    opOverlay,
 		"FB_OPF_RECURSIVE": opFlagRecursive, "FB_OPF_DIR": opFlagDir, "FB_OPF_LINK": opFlagLink,
 		"FB_MOUNT_FIXED": mountRecordFixed(t),
 
@@ -75,7 +76,7 @@ func TestWireNamesMatchC(t *testing.T) {
 	}
 	// The C side's own: the staging tmpfs is made and detached in the
 	// child; the parent never names it.
-	cOnly := []string{"FB_STAGE", "FB_STAGE_DIR", "FB_STAGE_FILE"}
+	cOnly := []string{"FB_STAGE", "FB_STAGE_DIR", "FB_STAGE_FILE", "FB_STAGE_CACHE"}
 
 	for name, c := range defs {
 		want, ok := shared[name]

@@ -18,6 +18,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/forgebox/forgebox/caches"
 	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/probe"
 	"github.com/forgebox/forgebox/sandbox"
@@ -102,6 +103,14 @@ func baitDir(spec sandbox.Spec, private []string) (string, error) {
 		candidates = append(candidates, d)
 	}
 	var avoid []string
+	if !spec.NoCache {
+		// Writes there land in the run's private cache, not on the
+		// host: bait in a package cache would look written.
+		home, _ := os.UserHomeDir()
+		for _, c := range caches.Locate(os.Getenv, home) {
+			private = append(slices.Clone(private), c.Path)
+		}
+	}
 	for _, p := range slices.Concat(spec.ReadWrite, spec.Hide, private) {
 		avoid = append(avoid, p)
 		if r, err := filepath.EvalSymlinks(p); err == nil {
@@ -117,7 +126,7 @@ func baitDir(spec sandbox.Spec, private []string) (string, error) {
 			return real, nil
 		}
 	}
-	return "", sandbox.Invalidf("selftest finds no place for its bait: the cache directory (%s) and the home directory must exist, be writable, and be neither granted with --rw nor hidden nor below %s",
+	return "", sandbox.Invalidf("selftest finds no place for its bait: the cache directory (%s) or the home directory must exist, be writable, and be neither granted with --rw nor hidden nor below %s",
 		"$XDG_CACHE_HOME or ~/.cache", strings.Join(private, ", "))
 }
 

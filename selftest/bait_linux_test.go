@@ -121,10 +121,12 @@ func TestBaitDir(t *testing.T) {
 		want    string
 		refused bool
 	}{
-		{"cache", sandbox.Spec{}, cache, false},
+		{"cache without private caches", sandbox.Spec{NoCache: true}, cache, false},
+		// Writes to ~/.cache land in the run's private cache.
+		{"cache", sandbox.Spec{}, home, false},
 		{"cache granted", sandbox.Spec{ReadWrite: []string{cache}}, home, false},
 		{"cache hidden", sandbox.Spec{Hide: []string{cache}}, home, false},
-		{"both granted", sandbox.Spec{ReadWrite: []string{cache}, Hide: []string{home}}, "", true},
+		{"both granted", sandbox.Spec{ReadWrite: []string{cache}, Hide: []string{home}, NoCache: true}, "", true},
 	} {
 		got, err := baitDir(tc.spec, nil)
 		if real, rerr := filepath.EvalSymlinks(tc.want); rerr == nil {

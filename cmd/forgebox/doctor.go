@@ -16,6 +16,7 @@ type doctorReport struct {
 	sandbox.Report
 	Fixes   map[string]string `json:"fixes"`
 	History historyHealth     `json:"history"`
+	Caches  cacheReport       `json:"caches"`
 }
 
 func (e env) doctor(args []string) int {
@@ -34,6 +35,7 @@ func (e env) doctor(args []string) int {
 		r.Hidden = []string{}
 	}
 	hist := checkHistory()
+	cr, cerr := readCaches()
 	fixes := map[string]string{}
 	for _, c := range r.Checks {
 		if !c.OK && c.Required {
@@ -41,7 +43,7 @@ func (e env) doctor(args []string) int {
 		}
 	}
 	if *jsonOut {
-		e.printJSON(doctorReport{Report: r, Fixes: fixes, History: hist})
+		e.printJSON(doctorReport{Report: r, Fixes: fixes, History: hist, Caches: cr})
 	} else {
 		w := e.stdout
 		fmt.Fprintf(w, "forgebox %s on %s %s, user %s", version, r.OS, r.Kernel, r.User)
@@ -65,6 +67,15 @@ func (e env) doctor(args []string) int {
 		fmt.Fprintf(w, "  %s %-16s %s\n", hist.mark(), "history", hist.detail())
 		fmt.Fprintf(w, "  %s %-16s %d credential locations in the table, %d present here (--json lists both)\n",
 			"ok     ", "secrets", len(r.SecretLocations), len(r.Hidden))
+		if cerr != nil {
+			fmt.Fprintf(w, "  %s %-16s %v\n", "absent ", "caches", cerr)
+		} else {
+			fmt.Fprintf(w, "  %s %-16s %s of %s in %d workspaces (%s; forgebox cache list, clear, limit)\n", "ok     ", "caches",
+				humanBytes(cr.TotalBytes), humanBytes(cr.LimitBytes), len(cr.Workspaces), cr.Root)
+			for _, in := range cr.Workspaces {
+				fmt.Fprintf(w, "          %9s  %s\n", humanBytes(in.Bytes), cmpStr(in.Workspace, in.Key))
+			}
+		}
 		if len(r.WillEnforce) > 0 {
 			fmt.Fprintln(w, "forgebox run will enforce:")
 			for _, s := range r.WillEnforce {

@@ -20,13 +20,14 @@ const module = "github.com/forgebox/forgebox"
 // and the agent share one run path instead of a leaf growing a second.
 // A package missing from the table fails the test: place it on purpose.
 var layers = map[string][]string{
-	"cmd/forgebox": {"agent", "cgroup", "files", "history", "netproxy", "policy", "probe", "runner", "sandbox", "selftest", "session"},
+	"cmd/forgebox": {"agent", "caches", "cgroup", "files", "history", "netproxy", "policy", "probe", "runner", "sandbox", "selftest", "session"},
 	"agent":        {"files", "policy", "sandbox", "session"},
 	// One run from request to outcome: judge, ask, launch, record.
 	"runner":   {"history", "netproxy", "policy", "sandbox"},
-	"selftest": {"cgroup", "probe", "sandbox"}, // attacks the launcher from outside; the CLI renders it
-	"sandbox":  {"cgroup", "conpty_windows", "landlock", "netproxy", "seccomp"},
+	"selftest": {"caches", "cgroup", "probe", "sandbox"}, // attacks the launcher from outside; the CLI renders it
+	"sandbox":  {"caches", "cgroup", "conpty_windows", "landlock", "netproxy", "seccomp"},
 
+	"caches":         nil,
 	"cgroup":         nil,
 	"conpty_windows": nil,
 	"files":          nil,

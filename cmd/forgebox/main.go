@@ -67,6 +67,8 @@ func dispatch(args []string, stdin, stdout, stderr *os.File) int {
 		return e.run(args[1:])
 	case "doctor":
 		return e.doctor(args[1:])
+	case "cache":
+		return e.cacheCmd(args[1:])
 	case "selftest":
 		return e.selftest(args[1:])
 	case "check":
@@ -99,6 +101,7 @@ Usage:
   forgebox run [flags] -- PROGRAM [ARGS...]   run a program
   forgebox run [flags] -c 'COMMAND LINE'      run a command line with bash (or sh)
   forgebox doctor [--json]                    report what this host supports
+  forgebox cache list|clear|limit             the private package caches of sandboxed runs
   forgebox selftest [run flags] [--json]      attack a sandbox with these flags and report what was blocked
   forgebox check [flags] (-c 'LINE' | -- PROGRAM [ARGS...] | --batch)
                                               judge a command without running it

@@ -43,7 +43,7 @@ type runFlags struct {
 	memory, pids                             limitFlag
 	cpus                                     cpuFlag
 	pty, noPTY, noStdin, jsonOut, bestEffort bool
-	trace, unixSockets                       bool
+	trace, unixSockets, noCache              bool
 	pol                                      policyOpts
 	yes, noPolicy                            bool
 	// The history: --no-history, --history-db, --keep-output.
@@ -187,6 +187,8 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.BoolVar(&f.trace, "trace", false, "print when each step of the launch ended (the cost breakdown) on stderr")
 	fs.BoolVar(&f.unixSockets, "allow-unix-sockets", false, "let the command create Unix sockets (tmux, a database on a socket); "+
 		"then a host socket created after the start, in a directory the command sees, is reachable (default: refused, connected socketpairs only)")
+	fs.BoolVar(&f.noCache, "no-cache", false, "no private package caches: ~/.cache, Go's, npm's, Cargo's ... caches stay read-only "+
+		"(default: the command writes them into caches private to forgebox and this workspace; see forgebox cache)")
 	return fs
 }
 
@@ -302,6 +304,7 @@ func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
 		Limits:           sandbox.Limits{MemoryBytes: f.memory.n, Pids: f.pids.n, CPUs: f.cpus.f},
 		BestEffort:       f.bestEffort,
 		AllowUnixSockets: f.unixSockets,
+		NoCache:          f.noCache,
 		StateDir:         stateDir(home),
 		Own:              f.ownPaths(),
 	}

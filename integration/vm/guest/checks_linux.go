@@ -27,6 +27,7 @@ var checks = []check{
 	{"write_inside", checkWriteInside},
 	{"write_outside", checkWriteOutside},
 	{"git_config_copy", checkGitConfigCopy},
+	{"private_cache", checkPrivateCache},
 	{"pid_namespace", checkPIDNamespace},
 	{"net_none", checkNetNone},
 	{"hidden_secrets", checkHiddenSecrets},
@@ -255,6 +256,59 @@ func checkWriteOutside(ctx context.Context, g *guest) (string, error) {
 		return "", errors.New(strings.Join(problems, "; "))
 	}
 	return fmt.Sprintf("unchanged: %s", strings.Join(tried, " ")), nil
+}
+
+// checkPrivateCache: ~/.cache is writable in the sandbox, privately: an
+// overlay on this kernel, or where overlay refuses (the guest's home is on
+// the initramfs) the private cache alone, said in a warning; what a run
+// wrote is there for the next, and the guest's ~/.cache is unchanged.
+func checkPrivateCache(ctx context.Context, g *guest) (string, error) {
+	cache := filepath.Join(g.home, ".cache")
+	host := filepath.Join(cache, "fbvm-host")
+	if err := os.MkdirAll(cache, 0o755); err != nil {
+		return "", err
+	}
+	if err := os.WriteFile(host, []byte("original\n"), 0o644); err != nil {
+		return "", err
+	}
+	os.Remove(filepath.Join(cache, "fbvm-new"))
+	r, o, err := g.sandboxed(ctx, "private_cache", "-c", "echo pwned > ~/.cache/fbvm-host && echo new > ~/.cache/fbvm-new && cat ~/.cache/fbvm-new")
+	if err != nil {
+		return "", err
+	}
+	var mode string
+	for _, c := range r.Enforced.Caches {
+		if c.Path == cache {
+			mode = c.Mode
+		}
+	}
+	var problems []string
+	switch {
+	case r.ExitCode != 0 || r.Stdout != "new\n":
+		problems = append(problems, fmt.Sprintf("writing ~/.cache inside: exit %d, stdout %q", r.ExitCode, r.Stdout))
+	case mode == "":
+		problems = append(problems, fmt.Sprintf("enforced.caches has no %s", cache))
+	case mode == "private" && !slices.ContainsFunc(r.Warnings, func(w string) bool { return strings.Contains(w, "refused an overlay") }):
+		problems = append(problems, "~/.cache is private, not an overlay, and no warning says why")
+	}
+	if got, err := os.ReadFile(host); err != nil || string(got) != "original\n" {
+		problems = append(problems, fmt.Sprintf("%s now holds %q (%v)", host, got, err))
+	}
+	if _, err := os.Lstat(filepath.Join(cache, "fbvm-new")); err == nil {
+		problems = append(problems, "the guest's ~/.cache/fbvm-new was created")
+	}
+	r2, o2, err := g.sandboxed(ctx, "private_cache", "-c", "cat ~/.cache/fbvm-new")
+	if err != nil {
+		return "", err
+	}
+	if r2.Stdout != "new\n" {
+		problems = append(problems, fmt.Sprintf("the next run does not find what the first wrote: %q", r2.Stdout))
+	}
+	if len(problems) > 0 {
+		g.logf("private_cache", "%v\n%v", o, o2)
+		return "", errors.New(strings.Join(problems, "; "))
+	}
+	return fmt.Sprintf("~/.cache: %s; the guest's unchanged", mode), nil
 }
 
 // checkPIDNamespace: a process of the same user outside the sandbox can be

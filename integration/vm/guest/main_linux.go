@@ -223,11 +223,17 @@ type runResult struct {
 		Seccomp      bool     `json:"seccomp"`
 		NoNewPrivs   bool     `json:"no_new_privs"`
 		Capabilities string   `json:"capabilities"`
+		Caches       []struct {
+			Name string `json:"name"`
+			Path string `json:"path"`
+			Mode string `json:"mode"`
+		} `json:"caches"`
 	} `json:"enforced"`
 	Quarantined []struct {
 		Key string `json:"key"`
 	} `json:"quarantined"`
-	Error *runError `json:"error"`
+	Warnings []string  `json:"warnings"`
+	Error    *runError `json:"error"`
 }
 
 // runError is why forgebox did not run the command.
