@@ -24,7 +24,11 @@ import (
 // paths show up empty: one of each is enough, since every cover is a clone
 // of the same two stand-ins.
 func landlockPolicy(l layout, items []viewItem, sockets []string) (p landlock.Policy, private []string, dirCover, fileCover string) {
-	p = landlock.Policy{ReadRoots: []string{"/"}, DenyTCP: l.Network == NetNone || l.Network == NetAllow}
+	// With NetNone TCP stays allowed: the namespace's loopback is the
+	// only interface, so a bind or connect reaches no one outside. With
+	// NetAllow the proxy owns a port on that loopback, and TCP elsewhere
+	// would sidestep it.
+	p = landlock.Policy{ReadRoots: []string{"/"}, DenyTCP: l.Network == NetAllow}
 	if l.Network == NetAllow {
 		p.ConnectPorts = []uint16{ProxyPort}
 	}
@@ -70,10 +74,7 @@ func reachable(path string, dir bool) bool {
 // brought each.
 func landlockNeeds(net Network) []landlockFeature {
 	f := []landlockFeature{{"landlock filesystem rules", 1}}
-	switch net {
-	case NetNone:
-		f = append(f, landlockFeature{"landlock TCP bind/connect denial", 4})
-	case NetAllow:
+	if net == NetAllow {
 		f = append(f, landlockFeature{"landlock TCP bind denial and connect to the proxy's port only", 4})
 	}
 	return append(f, landlockFeature{"landlock scoping of abstract Unix sockets and signals", 6})

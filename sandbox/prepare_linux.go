@@ -105,8 +105,10 @@ func (s Spec) profile() Profile {
 	return s.Profile
 }
 
+// network is the run's network mode; NetLoopback, NetNone's older name,
+// is NetNone here, so that Enforced reports what the run got.
 func (s Spec) network() Network {
-	if s.Network == "" {
+	if s.Network == "" || s.Network == NetLoopback {
 		return NetNone
 	}
 	return s.Network

@@ -21,7 +21,7 @@ import (
 func kernelLacks() []string {
 	var lacks []string
 	abi := kernelLandlockABI()
-	for _, f := range []landlockFeature{landlockFS, landlockTCP, landlockScoped} {
+	for _, f := range []landlockFeature{landlockFS, landlockScoped} {
 		if abi < f.abi {
 			lacks = append(lacks, f.name)
 		}
@@ -251,8 +251,8 @@ func checkBestEffortClaims(ctx context.Context, g *guest) (string, error) {
 	case e.LandlockABI == 0:
 		missing(landlockFS.name)
 	}
-	if e.LandlockTCP && abi < landlockTCP.abi {
-		problems = append(problems, fmt.Sprintf("enforced.landlock_tcp_denied on Landlock ABI %d", abi))
+	if e.LandlockTCP {
+		problems = append(problems, fmt.Sprintf("enforced.landlock_tcp_denied with --net %s on Landlock ABI %d (only --net allow denies TCP)", e.Network, abi))
 	}
 	if e.LandlockScoped && abi < landlockScoped.abi {
 		problems = append(problems, fmt.Sprintf("enforced.landlock_scoped on Landlock ABI %d", abi))
