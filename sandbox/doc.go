@@ -89,7 +89,9 @@
 //     with NetAllow its only way out is the allowlist proxy (package
 //     netproxy), which listens on that loopback in a socket PID 1 opened and
 //     forgebox serves from outside, and Landlock (ABI 4+) refuses every TCP
-//     bind and every TCP connect to another port.
+//     bind and every TCP connect to another port. A NetNone run that
+//     --best-effort lets go on without namespaces would share the host's
+//     loopback: Landlock (ABI 4+) then refuses TCP bind and connect.
 //
 // What it does not guarantee: protection against kernel bugs; confidentiality
 // of files readable through the read-only host view other than the hidden

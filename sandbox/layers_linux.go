@@ -113,7 +113,7 @@ func (p *prepared) planLandlock(s Spec, l layout, items []viewItem) error {
 	h := landlock.HandledAt(abi, pol.DenyTCP)
 	p.child.Landlock = rs
 	p.child.Rules = landlock.ChildRules(private, dirCover, fileCover, h.FS)
-	p.landlockPrivate, p.landlockFS = private, h.FS
+	p.landlockPrivate, p.landlockFS, p.landlockPolicy = private, h.FS, pol
 	p.enforced.LandlockABI = abi
 	p.enforced.LandlockRules = n + len(p.child.Rules)
 	p.enforced.LandlockTCP = h.Net != 0

@@ -44,8 +44,15 @@ func checkLandlock(ctx context.Context, g *guest) (string, error) {
 	abi := kernelLandlockABI()
 	var details []string
 
-	// --net allow: bind and connect TCP on the sandbox's loopback.
-	r, refused, err := g.landlockRun(ctx, abi, landlockTCP, "--net", "allow", "--", "/bin/probe", "serve-loopback")
+	// --net allow: bind and connect TCP on the sandbox's loopback. Without
+	// the mount API (and so without namespaces, and Landlock too) --net
+	// allow is refused even with --best-effort: --net none then, which
+	// would share the guest's loopback.
+	netArgs := []string{"--net", "allow"}
+	if !mountAPI() {
+		netArgs = []string{"--net", "none"}
+	}
+	r, refused, err := g.landlockRun(ctx, abi, landlockTCP, append(netArgs, "--", "/bin/probe", "serve-loopback")...)
 	if err != nil {
 		return "", err
 	}
