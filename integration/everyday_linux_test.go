@@ -140,7 +140,10 @@ func warmGoBuildSeed(path string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() {
+		exec.Command("chmod", "-R", "u+w", tmp).Run()
+		os.RemoveAll(tmp)
+	}()
 	p := everyday.Projects()[0]
 	ws := filepath.Join(tmp, "ws")
 	if err := os.Mkdir(ws, 0o755); err != nil {
@@ -158,13 +161,20 @@ func warmGoBuildSeed(path string) (string, error) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		return "", fmt.Errorf("warm a Go build cache: %v\n%s", err, out)
 	}
-	// Only the build cache is kept; the module cache is read-only.
-	mod := filepath.Join(tmp, "mod")
-	exec.Command("chmod", "-R", "u+w", mod).Run()
-	if err := os.RemoveAll(mod); err != nil {
+	// Only the build cache is kept (the module cache is read-only).
+	exec.Command("chmod", "-R", "u+w,a+rX", tmp).Run()
+	entries, err := os.ReadDir(tmp)
+	if err != nil {
 		return "", err
 	}
-	exec.Command("chmod", "-R", "a+rX", tmp).Run()
+	for _, d := range entries {
+		if d.Name() == "go-build" {
+			continue
+		}
+		if err := os.RemoveAll(filepath.Join(tmp, d.Name())); err != nil {
+			return "", err
+		}
+	}
 	if err := os.Rename(tmp, dir); err != nil && !errors.Is(err, fs.ErrExist) && !errors.Is(err, syscall.ENOTEMPTY) {
 		return "", err
 	}
