@@ -1,6 +1,6 @@
 // Command bench measures forgebox against bubblewrap in the same run.
 //
-//	go run ./bench -forgebox bin/forgebox [-n 400] [-throughput=false] [-policy=false] [-history=false]
+//	go run ./bench -forgebox bin/forgebox [-n 400] [-throughput=false] [-policy=false] [-history=false] [-everyday=false]
 //
 // Startup: `forgebox run --pty -- /bin/true` (namespaces, mounts and a
 // pseudo-terminal) and the same without --pty, each paired with
@@ -22,6 +22,9 @@
 //
 // Network: the allowlist proxy's added latency per connection and its
 // download throughput, against direct and bwrap --share-net (network.go).
+//
+// Everyday: small Go, Python, Node and Rust projects built and tested
+// offline under forgebox against the same without a sandbox (everyday.go).
 package main
 
 import (
@@ -55,6 +58,8 @@ func main() {
 	tree := flag.Int("tree-files", 100000, "files in the workspace of the post-run check's figure (0: skip it)")
 	treeN := flag.Int("tree-n", 60, "paired runs for the post-run check's figure")
 	baseline := flag.String("baseline", "", "an earlier forgebox binary to compare the post-run check and the MCP round trip with")
+	ed := flag.Bool("everyday", true, "build and test the everyday projects (Go, Python, Node, Rust) with and without forgebox")
+	edRounds := flag.Int("everyday-rounds", 5, "interleaved pairs per everyday project")
 	flag.Parse()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		fail("bwrap is not installed (apt-get install bubblewrap): it is the reference")
@@ -106,6 +111,9 @@ func main() {
 	}
 	if *tree > 0 {
 		treeBench(bin, *baseline, *tree, *treeN)
+	}
+	if *ed {
+		everydayBench(bin, *edRounds)
 	}
 }
 

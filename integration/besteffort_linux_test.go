@@ -218,3 +218,27 @@ func TestBestEffortStillKillsTheTree(t *testing.T) {
 		noProcesses(t, m)
 	})
 }
+
+// --net none without a network namespace of its own (--best-effort, user
+// namespaces refused) would use the host's loopback, with the host's
+// services on it: Landlock denies TCP bind and connect then, as it says.
+func TestBestEffortNetNoneDeniesHostTCP(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		if r := e.withoutUserNamespaces("unshare", "-U", "true"); r.code == 0 || r.code == 99 {
+			t.Skipf("cannot refuse user namespaces this way here (exit %d: %s)", r.code, r.stderr)
+		}
+		l := listenTCP(t, "127.0.0.1:0")
+		addr := l.l.Addr().String()
+		r := e.withoutUserNamespaces(forgebox, "run", "--best-effort", "--json", "--", probe, "connect-tcp "+addr, "serve-loopback")
+		res := decodeResult(t, r.stdout)
+		if en := res.Enforced; en == nil || en.Sandbox || !en.LandlockTCP {
+			t.Fatalf("--best-effort without namespaces: enforced sandbox %v, landlock_tcp_denied %v; want sandbox false, landlock_tcp_denied true\nstderr: %s", en != nil && en.Sandbox, en != nil && en.LandlockTCP, r.stderr)
+		}
+		vs := decodeVerdicts(t, res.Stdout)
+		if len(vs) != 2 {
+			t.Fatalf("probe gave %d verdicts: %s", len(vs), res.Stdout)
+		}
+		blocked(t, vs, "EACCES")
+		l.wantAccepted(t, addr, 0)
+	})
+}

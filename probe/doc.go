@@ -33,7 +33,11 @@
 //	connect-tcp HOST:PORT  connect over TCP
 //	resolve NAME [SERVER]  look NAME up over UDP, through SERVER (HOST:PORT) or
 //	                       the nameservers of /etc/resolv.conf; out = the addresses
-//	serve-loopback         listen on 127.0.0.1 and connect to it
+//	serve-loopback [ADDR]  listen on 127.0.0.1 (or ADDR) and connect to it
+//	listen-tcp ADDR READY SECONDS
+//	                       listen on ADDR, write its address to the file READY,
+//	                       and accept until stdin ends or SECONDS pass (at most
+//	                       MaxPause); out = "accepted N"
 //	kill PID SIGNAL        send a signal
 //	tiocsti FD TEXT        push TEXT into the input of the terminal on FD
 //	                       (FD "tty": a newly opened /dev/tty; \n in TEXT is a newline)

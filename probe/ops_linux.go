@@ -2,6 +2,7 @@ package probe
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -147,7 +149,7 @@ func do(op string, a []string) (string, error) {
 	case "proxy-connect": // ask $HTTPS_PROXY for a CONNECT tunnel to HOST:PORT
 		return proxyConnect(p)
 	case "serve-loopback":
-		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		l, err := net.Listen("tcp4", cmp.Or(p, "127.0.0.1:0"))
 		if err != nil {
 			return "", err
 		}
@@ -166,6 +168,8 @@ func do(op string, a []string) (string, error) {
 		b := make([]byte, 4)
 		n, err := c.Read(b)
 		return string(b[:n]), err
+	case "listen-tcp":
+		return listenTCP(p, arg(a, 1), arg(a, 2))
 	case "kill":
 		pid, _ := strconv.Atoi(p)
 		sig, _ := strconv.Atoi(arg(a, 1))
@@ -274,6 +278,35 @@ func resolve(name, server string) (string, error) {
 	defer cancel()
 	addrs, err := r.LookupHost(ctx, name)
 	return strings.Join(addrs, ","), err
+}
+
+// listenTCP listens on addr, writes ready once it does, and counts the
+// connections it accepts until stdin ends or secs pass: a server whose
+// reach the caller tests from elsewhere meanwhile.
+func listenTCP(addr, ready, secs string) (string, error) {
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	defer l.Close()
+	var accepted atomic.Int32
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			accepted.Add(1)
+			c.Close()
+		}
+	}()
+	if err := os.WriteFile(ready, []byte(l.Addr().String()), 0o644); err != nil {
+		return "", err
+	}
+	if err := pause(secs); err != nil {
+		return "", err
+	}
+	return fmt.Sprintf("accepted %d", accepted.Load()), nil
 }
 
 func dial(network, addr string) (string, error) {

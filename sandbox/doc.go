@@ -119,11 +119,16 @@
 //     terminal outside its own pseudo-terminal;
 //   - the whole process tree dies when the command exits, on timeout, and
 //     when forgebox itself dies;
-//   - with NetNone the command has only its own loopback, on which Landlock
-//     (ABI 4+) refuses TCP bind and connect; with NetAllow its only way out
-//     is the allowlist proxy (package netproxy), which listens on that
-//     loopback in a socket PID 1 opened and forgebox serves from outside,
-//     and Landlock refuses TCP connect to any other port.
+//   - with NetNone (and NetLoopback, its older name) the command has only
+//     its own loopback: it may bind and connect there (a test suite's local
+//     server), but no host address, the host's loopback included, is
+//     reachable from inside, and nothing outside reaches a server inside;
+//     with NetAllow its only way out is the allowlist proxy (package
+//     netproxy), which listens on that loopback in a socket PID 1 opened and
+//     forgebox serves from outside, and Landlock (ABI 4+) refuses every TCP
+//     bind and every TCP connect to another port. A NetNone run that
+//     --best-effort lets go on without namespaces would share the host's
+//     loopback: Landlock (ABI 4+) then refuses TCP bind and connect.
 //
 // What it does not guarantee: protection against kernel bugs; confidentiality
 // of files readable through the read-only host view other than the hidden

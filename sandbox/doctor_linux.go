@@ -48,7 +48,7 @@ func Diagnose(ctx context.Context) Report {
 			"writable workspace with protected .git/hooks, .git/config, rc files and editor/agent config",
 			"hidden credential locations, /etc secrets and host Unix sockets",
 			"private /tmp, /var/tmp, /dev/shm and /run; minimal /dev; fresh /proc",
-			"Landlock: the same file policy as the view, TCP denied with --net none, sockets and signals scoped",
+			"Landlock: the same file policy as the view, sockets and signals scoped, TCP limited to the proxy's port with --net allow",
 			"no capabilities, no_new_privs, own session and pseudo-terminal",
 			"whole process tree killed on exit, timeout and forgebox's death",
 			"seccomp filter: ptrace, mount, namespaces, io_uring, bpf, modules, TIOCSTI and raw sockets refused",
@@ -118,17 +118,24 @@ func landlockCheck() Check {
 		return c
 	}
 	c.Values = map[string]string{"abi": strconv.Itoa(abi)}
-	var lacks []string
-	for _, f := range landlockNeeds(NetNone) {
-		if abi < f.abi {
-			lacks = append(lacks, fmt.Sprintf("%s (ABI %d)", f.name, f.abi))
+	lacks := func(n Network) (l []string) {
+		for _, f := range landlockNeeds(n) {
+			if abi < f.abi {
+				l = append(l, fmt.Sprintf("%s (ABI %d)", f.name, f.abi))
+			}
 		}
+		return l
 	}
-	if len(lacks) > 0 {
-		c.Detail = fmt.Sprintf("Landlock ABI %d lacks %s", abi, strings.Join(lacks, " and "))
+	// The default run decides the check; TCP rules matter only to
+	// --net allow, which is then refused on its own.
+	if l := lacks(NetNone); len(l) > 0 {
+		c.Detail = fmt.Sprintf("Landlock ABI %d lacks %s", abi, strings.Join(l, " and "))
 		return c
 	}
-	c.OK, c.Detail = true, fmt.Sprintf("Landlock ABI %d: file rules, TCP denial, scoped sockets and signals", abi)
+	c.OK, c.Detail = true, fmt.Sprintf("Landlock ABI %d: file rules, scoped sockets and signals, TCP rules for --net allow", abi)
+	if l := lacks(NetAllow); len(l) > 0 {
+		c.Detail = fmt.Sprintf("Landlock ABI %d: file rules, scoped sockets and signals; --net allow is refused, it needs %s", abi, strings.Join(l, " and "))
+	}
 	return c
 }
 

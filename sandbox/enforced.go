@@ -56,7 +56,8 @@ type Enforced struct {
 	PTY    bool         `json:"pty"`
 	// LandlockABI is the Landlock ABI the ruleset was built for, 0 when
 	// Landlock was not applied; LandlockRules counts its path rules.
-	// LandlockTCP: TCP bind and connect are denied (ABI 4+);
+	// LandlockTCP: TCP bind and connect are denied (ABI 4+; only with
+	// NetAllow, since NetNone's loopback is the run's own);
 	// LandlockScoped: abstract Unix sockets and signals are scoped to the
 	// sandbox (ABI 6+).
 	// LandlockConnectPorts are the ports TCP connect is allowed to

@@ -24,7 +24,11 @@ import (
 // paths show up empty: one of each is enough, since every cover is a clone
 // of the same two stand-ins.
 func landlockPolicy(l layout, items []viewItem, sockets []string) (p landlock.Policy, private []string, dirCover, fileCover string) {
-	p = landlock.Policy{ReadRoots: []string{"/"}, DenyTCP: l.Network == NetNone || l.Network == NetAllow}
+	// With NetNone TCP stays allowed: the namespace's loopback is the
+	// only interface, so a bind or connect reaches no one outside. With
+	// NetAllow the proxy owns a port on that loopback, and TCP elsewhere
+	// would sidestep it.
+	p = landlock.Policy{ReadRoots: []string{"/"}, DenyTCP: l.Network == NetAllow}
 	if l.Network == NetAllow {
 		p.ConnectPorts = []uint16{ProxyPort}
 	}
@@ -70,10 +74,7 @@ func reachable(path string, dir bool) bool {
 // brought each.
 func landlockNeeds(net Network) []landlockFeature {
 	f := []landlockFeature{{"landlock filesystem rules", 1}}
-	switch net {
-	case NetNone:
-		f = append(f, landlockFeature{"landlock TCP bind/connect denial", 4})
-	case NetAllow:
+	if net == NetAllow {
 		f = append(f, landlockFeature{"landlock TCP bind denial and connect to the proxy's port only", 4})
 	}
 	return append(f, landlockFeature{"landlock scoping of abstract Unix sockets and signals", 6})
@@ -117,7 +118,7 @@ func (p *prepared) planLandlock(s Spec, l layout, items []viewItem) error {
 	for _, c := range p.enforced.Caches {
 		p.child.Rules = append(p.child.Rules, landlock.ChildRule{Path: c.Path, Access: h.FS})
 	}
-	p.landlockPrivate, p.landlockFS = private, h.FS
+	p.landlockPrivate, p.landlockFS, p.landlockPolicy = private, h.FS, pol
 	p.enforced.LandlockABI = abi
 	p.enforced.LandlockRules = n + len(p.child.Rules)
 	p.enforced.LandlockTCP = h.Net != 0

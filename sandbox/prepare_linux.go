@@ -28,9 +28,11 @@ type prepared struct {
 	withheld  []string
 	guard     *guard
 	limits    limitPlan
-	// The Landlock facts unisolated needs to redo the child's rules.
+	// The Landlock facts unisolated needs to redo the child's rules and,
+	// for NetNone, the ruleset.
 	landlockPrivate []string
 	landlockFS      landlock.Rights
+	landlockPolicy  landlock.Policy
 	// proxy is the allowlist proxy of a NetAllow run.
 	proxy *runProxy
 	// filter answers the notifications of the command's filter, when the
@@ -112,8 +114,10 @@ func (s Spec) profile() Profile {
 	return s.Profile
 }
 
+// network is the run's network mode; NetLoopback, NetNone's older name,
+// is NetNone here, so that Enforced reports what the run got.
 func (s Spec) network() Network {
-	if s.Network == "" {
+	if s.Network == "" || s.Network == NetLoopback {
 		return NetNone
 	}
 	return s.Network
@@ -370,6 +374,9 @@ func (p *prepared) unisolated(why string) {
 	// enforces, the watched names.
 	p.enforced = old.withoutSandbox("namespaces ("+why+")", "read-only host filesystem", "hidden secrets and sockets",
 		"protected paths", "private /tmp and /dev", "network isolation")
+	if old.Network == NetNone && old.LandlockABI >= 4 {
+		p.denyHostTCP(old.LandlockABI)
+	}
 	if old.LandlockABI > 0 {
 		// The host's own /dev, /proc and temporary directories stand
 		// where the sandbox's would have been: HostRules keeps them
@@ -389,6 +396,26 @@ func (p *prepared) unisolated(why string) {
 		p.child.Rlimits = nil
 		p.enforced.Missing = append(p.enforced.Missing, "the task limit ("+c.Pids.Reason+")")
 	}
+}
+
+// denyHostTCP rebuilds the Landlock ruleset of a NetNone run that lost its
+// network namespace with TCP bind and connect denied: the loopback it
+// would use now is the host's, with the host's services on it (as on
+// macOS). If the rebuild fails, the run keeps the ruleset it had and says
+// TCP is not denied.
+func (p *prepared) denyHostTCP(abi int) {
+	pol := p.landlockPolicy
+	pol.DenyTCP, pol.ConnectPorts = true, nil
+	rs, _, err := landlock.Build(pol, abi)
+	if err != nil {
+		p.warnings = append(p.warnings, "the host's loopback stays reachable: "+err.Error())
+		return
+	}
+	if p.child.Landlock != nil {
+		p.child.Landlock.Close()
+	}
+	p.child.Landlock = rs
+	p.enforced.LandlockTCP, p.enforced.LandlockConnectPorts = true, nil
 }
 
 // existingPath returns the absolute path with every symlink resolved.

@@ -395,6 +395,8 @@ func (p seatbeltPlan) inWritable(a string) bool {
 func (p seatbeltPlan) network(w *sbplWriter) {
 	w.section("network: " + string(p.Network))
 	w.line("(deny network*)")
+	// NetNone stays without TCP/IP, loopback included: unlike Linux's
+	// private loopback, macOS's is the host's, with its services on it.
 	switch p.Network {
 	case NetLoopback:
 		w.comment("the loopback is the host's: its services are reachable")

@@ -34,12 +34,16 @@ func ParseProfile(s string) (Profile, error) {
 type Network string
 
 const (
-	// NetNone gives the command a new network namespace with only
-	// loopback, and Landlock (ABI 4+) refuses TCP bind and connect even
-	// there.
+	// NetNone gives the command a new network namespace with only its
+	// own loopback, on which it may bind and connect (a test suite's
+	// local server): nothing outside the namespace is reachable through
+	// it, and nothing outside reaches in. On macOS, which has no network
+	// namespaces, NetNone has no loopback at all, since it would be the
+	// host's.
 	NetNone Network = "none"
-	// NetLoopback is NetNone with TCP allowed on its loopback, for test
-	// suites that start a local server.
+	// NetLoopback is an older name: on Linux it is NetNone (kept so that
+	// scripts passing --net loopback still run); on macOS it asks for
+	// the host's loopback, a missing layer refused unless BestEffort.
 	NetLoopback Network = "loopback"
 	// NetHost shares the host's network.
 	NetHost Network = "host"

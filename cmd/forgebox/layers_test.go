@@ -42,8 +42,9 @@ var layers = map[string][]string{
 	"shellquote": nil,
 	"pathtree":   nil,
 
-	"bench":                nil, // drives the built binary from outside
-	"integration":          nil, // black-box: runs the built binary
+	"bench":                {"integration/everyday"}, // drives the built binary from outside
+	"integration":          {"integration/everyday"}, // black-box: runs the built binary
+	"integration/everyday": nil,                      // tiny projects for the integration tests and the bench
 	"integration/probe":    {"probe"},
 	"integration/vm":       nil,
 	"integration/vm/guest": nil,

@@ -169,7 +169,7 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 	fs.Var(&f.ro, "ro", "also make `PATH` visible read-only (absolute; repeatable)")
 	fs.Var(&f.hide, "hide", "hide `PATH` as well (absolute; repeatable)")
 	fs.StringVar(&f.profile, "profile", "workspace", "`PROFILE`: workspace, strict (system directories and the workspace only) or readonly")
-	fs.Var(&f.network, "net", "`MODE`: none (the default: own loopback, TCP refused), loopback (own loopback, TCP allowed there), host, "+
+	fs.Var(&f.network, "net", "`MODE`: none (the default: only the sandbox's own loopback, where local servers work; on macOS no loopback), loopback (the same as none on Linux), host, "+
 		"or allow=HOST[,HOST...] (repeatable): only those hosts, through forgebox's proxy (HOST: example.com, *.example.com, example.com:443; plus the configuration's network.allow)")
 	fs.Var(&f.env, "env", "pass host variable `NAME`, or set NAME=VALUE (repeatable)")
 	fs.Var(&f.timeout, "timeout", "kill the whole process tree after `DURATION` and exit 124")

@@ -282,16 +282,15 @@ func (b boot) expectations(cache, who string) map[string]string {
 		b.cgroup != "v2" && strings.Contains(string(config), "# CONFIG_MEMCG_V1 is not set") {
 		memory = "none"
 	}
-	// Below ABI 6 a plain run (--net none) lacks the file rules (ABI 1),
-	// TCP denial (ABI 4) or scoping (ABI 6), and is refused for the first
-	// it lacks; Landlock is planned before the mount view is built.
+	// Below ABI 6 a plain run (--net none) lacks the file rules (ABI 1) or
+	// scoping (ABI 6), and is refused for the first it lacks; Landlock is
+	// planned before the mount view is built. TCP denial (ABI 4) is only
+	// needed with --net allow.
 	abi, _ := strconv.Atoi(b.landlockABI) // TestVM checked it
 	refused, layer := "yes", "none"
 	switch {
 	case abi < 1:
 		layer = "landlock filesystem rules"
-	case abi < 4:
-		layer = "landlock TCP bind/connect denial"
 	case abi < 6:
 		layer = "landlock scoping of abstract Unix sockets and signals"
 	case !b.atLeast(5, 12):

@@ -23,7 +23,7 @@ type landlockFeature struct {
 
 var (
 	landlockFS     = landlockFeature{"landlock filesystem rules", 1}
-	landlockTCP    = landlockFeature{"landlock TCP bind/connect denial", 4} // needed with --net none
+	landlockTCP    = landlockFeature{"landlock TCP bind denial and connect to the proxy's port only", 4} // needed with --net allow
 	landlockScoped = landlockFeature{"landlock scoping of abstract Unix sockets and signals", 6}
 )
 
@@ -31,7 +31,8 @@ var (
 // (enforced.landlock_abi), refuses a plain run when the kernel lacks a
 // feature the run needs (exit 125, naming it), and with --best-effort runs
 // and lists exactly the missing features. Then it attacks what Landlock
-// guards: TCP on the sandbox's own loopback (--net none), and an abstract
+// guards: TCP on the sandbox's own loopback (--net allow, where only the
+// proxy's port may be reached; --net none allows it), and an abstract
 // Unix socket of the guest (--net host, where only Landlock scoping stands
 // in the way). Where forgebox says a feature is enforced, the attack must
 // fail and the guest's listener see nothing; where it says the feature is
@@ -43,8 +44,15 @@ func checkLandlock(ctx context.Context, g *guest) (string, error) {
 	abi := kernelLandlockABI()
 	var details []string
 
-	// --net none: bind and connect TCP on the sandbox's loopback.
-	r, refused, err := g.landlockRun(ctx, abi, landlockTCP, "--", "/bin/probe", "serve-loopback")
+	// --net allow: bind and connect TCP on the sandbox's loopback. Without
+	// the mount API (and so without namespaces, and Landlock too) --net
+	// allow is refused even with --best-effort: --net none then, which
+	// would share the guest's loopback.
+	netArgs := []string{"--net", "allow"}
+	if !mountAPI() {
+		netArgs = []string{"--net", "none"}
+	}
+	r, refused, err := g.landlockRun(ctx, abi, landlockTCP, append(netArgs, "--", "/bin/probe", "serve-loopback")...)
 	if err != nil {
 		return "", err
 	}
@@ -168,14 +176,14 @@ func landlockReport(r runResult, abi int) error {
 	if e.LandlockABI != abi {
 		problems = append(problems, fmt.Sprintf("enforced.landlock_abi %d, the kernel's is %d", e.LandlockABI, abi))
 	}
-	if e.Network == "none" && e.LandlockTCP != (abi >= landlockTCP.abi) {
+	if want := e.Network == "allow" && abi >= landlockTCP.abi; e.LandlockTCP != want {
 		problems = append(problems, fmt.Sprintf("landlock_tcp_denied %v on ABI %d", e.LandlockTCP, abi))
 	}
 	if e.LandlockScoped != (abi >= landlockScoped.abi) {
 		problems = append(problems, fmt.Sprintf("landlock_scoped %v on ABI %d", e.LandlockScoped, abi))
 	}
 	for _, f := range []landlockFeature{landlockFS, landlockTCP, landlockScoped} {
-		if f == landlockTCP && e.Network != "none" {
+		if f == landlockTCP && e.Network != "allow" {
 			continue
 		}
 		listed := slices.ContainsFunc(e.Missing, func(m string) bool { return strings.HasPrefix(m, f.name) })
