@@ -1,29 +1,36 @@
-package sandbox
+// Package gitkeys is the one rule for Git configuration keys: which a
+// command may set in the workspace's repository (ordinary keys), which a
+// repository it made may keep (where its data comes from), and which
+// neither may (a key that makes Git run a program, send data elsewhere,
+// read another file, or that forgebox does not know). The sandbox carries
+// changes back by it; the judge lets ordinary changes through by it. It
+// imports nothing of forgebox's.
+package gitkeys
 
 import "strings"
 
-// gitKeyClass is what a run may do with a Git config key.
-type gitKeyClass uint8
+// Class is what a run may do with a Git config key.
+type Class uint8
 
 const (
-	// gitKeyRefused: the key makes Git run a program, send data to or
+	// Refused: the key makes Git run a program, send data to or
 	// fetch code from a place of the key's choosing, read another file or
 	// directory, or change what the repository is; or forgebox does not
 	// know it. Neither the workspace's repository nor one made during the
 	// run may keep it.
-	gitKeyRefused gitKeyClass = iota
-	// gitKeyNewRepo: where a new repository's data comes from and how it
+	Refused Class = iota
+	// NewRepo: where a new repository's data comes from and how it
 	// is laid out, as git init, clone and submodule write it. A
 	// repository made during the run keeps it (the run cloned from
 	// there); the workspace's repository may not change it (that would
 	// redirect the user's next push or fetch).
-	gitKeyNewRepo
-	// gitKeyOrdinary: what everyday commands and people write; any
+	NewRepo
+	// Ordinary: what everyday commands and people write; any
 	// repository may change it.
-	gitKeyOrdinary
+	Ordinary
 )
 
-// gitKeys is the allowlist behind gitConfigKey. A key is
+// table is the allowlist behind Classify. A key is
 // section[.subsection].name, lower-case but for the subsection, and is
 // looked up as written, then with its subsection as "*", then with its
 // name as "*". Anything not listed is refused: an allowlist, because Git
@@ -31,94 +38,94 @@ const (
 // recent) and a denylist would let each new one through until someone
 // noticed. The keys refused on purpose are listed in gitconfig_keys_test.go
 // and the README.
-var gitKeys = map[string]gitKeyClass{
+var table = map[string]Class{
 	// Identity. Not user.signingKey: with gpg.format ssh it may be a
 	// command's output.
-	"user.name": gitKeyOrdinary, "user.email": gitKeyOrdinary,
-	"author.name": gitKeyOrdinary, "author.email": gitKeyOrdinary,
-	"committer.name": gitKeyOrdinary, "committer.email": gitKeyOrdinary,
+	"user.name": Ordinary, "user.email": Ordinary,
+	"author.name": Ordinary, "author.email": Ordinary,
+	"committer.name": Ordinary, "committer.email": Ordinary,
 	// How the work tree is checked out and compared.
-	"core.filemode": gitKeyOrdinary, "core.logallrefupdates": gitKeyOrdinary, "core.ignorecase": gitKeyOrdinary,
-	"core.precomposeunicode": gitKeyOrdinary, "core.symlinks": gitKeyOrdinary, "core.autocrlf": gitKeyOrdinary,
-	"core.eol": gitKeyOrdinary, "core.safecrlf": gitKeyOrdinary, "core.quotepath": gitKeyOrdinary,
-	"core.longpaths": gitKeyOrdinary, "core.whitespace": gitKeyOrdinary, "core.abbrev": gitKeyOrdinary,
-	"core.commentchar": gitKeyOrdinary, "core.commentstring": gitKeyOrdinary, "core.checkstat": gitKeyOrdinary,
-	"core.trustctime": gitKeyOrdinary, "core.untrackedcache": gitKeyOrdinary, "core.splitindex": gitKeyOrdinary,
-	"core.preloadindex": gitKeyOrdinary, "core.compression": gitKeyOrdinary, "core.fscache": gitKeyOrdinary,
-	"init.defaultbranch": gitKeyOrdinary,
+	"core.filemode": Ordinary, "core.logallrefupdates": Ordinary, "core.ignorecase": Ordinary,
+	"core.precomposeunicode": Ordinary, "core.symlinks": Ordinary, "core.autocrlf": Ordinary,
+	"core.eol": Ordinary, "core.safecrlf": Ordinary, "core.quotepath": Ordinary,
+	"core.longpaths": Ordinary, "core.whitespace": Ordinary, "core.abbrev": Ordinary,
+	"core.commentchar": Ordinary, "core.commentstring": Ordinary, "core.checkstat": Ordinary,
+	"core.trustctime": Ordinary, "core.untrackedcache": Ordinary, "core.splitindex": Ordinary,
+	"core.preloadindex": Ordinary, "core.compression": Ordinary, "core.fscache": Ordinary,
+	"init.defaultbranch": Ordinary,
 	// Not branch.*.mergeOptions or pull.twohead (a merge strategy is a
 	// git-merge-* program found on PATH), push.followTags or
 	// submodule.recurse (they push or fetch more than the user asks).
 	// Branches and their upstreams (branch.*.remote and pushRemote, and
-	// remote.pushDefault, name a remote: see gitConfigKey).
-	"branch.*.remote": gitKeyOrdinary, "branch.*.pushremote": gitKeyOrdinary, "branch.*.merge": gitKeyOrdinary,
-	"branch.*.rebase": gitKeyOrdinary, "branch.*.description": gitKeyOrdinary,
-	"branch.autosetupmerge": gitKeyOrdinary, "branch.autosetuprebase": gitKeyOrdinary, "branch.sort": gitKeyOrdinary,
-	"remote.pushdefault": gitKeyOrdinary,
+	// remote.pushDefault, name a remote: see Classify).
+	"branch.*.remote": Ordinary, "branch.*.pushremote": Ordinary, "branch.*.merge": Ordinary,
+	"branch.*.rebase": Ordinary, "branch.*.description": Ordinary,
+	"branch.autosetupmerge": Ordinary, "branch.autosetuprebase": Ordinary, "branch.sort": Ordinary,
+	"remote.pushdefault": Ordinary,
 	// A remote's local bookkeeping (where it is, and what is pushed
-	// there, is gitKeyNewRepo).
-	"remote.*.fetch": gitKeyOrdinary, "remote.*.tagopt": gitKeyOrdinary, "remote.*.prune": gitKeyOrdinary,
-	"remote.*.prunetags": gitKeyOrdinary, "remote.*.skipdefaultupdate": gitKeyOrdinary,
-	"remote.*.skipfetchall": gitKeyOrdinary,
+	// there, is NewRepo).
+	"remote.*.fetch": Ordinary, "remote.*.tagopt": Ordinary, "remote.*.prune": Ordinary,
+	"remote.*.prunetags": Ordinary, "remote.*.skipdefaultupdate": Ordinary,
+	"remote.*.skipfetchall": Ordinary,
 	// Everyday behaviour.
-	"pull.rebase": gitKeyOrdinary, "pull.ff": gitKeyOrdinary,
-	"push.default": gitKeyOrdinary, "push.autosetupremote": gitKeyOrdinary,
-	"fetch.prune": gitKeyOrdinary, "fetch.prunetags": gitKeyOrdinary, "fetch.parallel": gitKeyOrdinary,
-	"merge.ff": gitKeyOrdinary, "merge.conflictstyle": gitKeyOrdinary, "merge.renames": gitKeyOrdinary,
-	"merge.log": gitKeyOrdinary, "merge.autostash": gitKeyOrdinary,
-	"rebase.autostash": gitKeyOrdinary, "rebase.autosquash": gitKeyOrdinary, "rebase.updaterefs": gitKeyOrdinary,
-	"rebase.stat": gitKeyOrdinary, "rebase.missingcommitscheck": gitKeyOrdinary, "rerere.enabled": gitKeyOrdinary,
-	"rerere.autoupdate": gitKeyOrdinary,
-	"commit.verbose":    gitKeyOrdinary, "commit.cleanup": gitKeyOrdinary, "commit.status": gitKeyOrdinary,
-	"status.showuntrackedfiles": gitKeyOrdinary, "status.short": gitKeyOrdinary, "status.branch": gitKeyOrdinary,
-	"status.relativepaths": gitKeyOrdinary, "status.renames": gitKeyOrdinary, "status.aheadbehind": gitKeyOrdinary,
-	"diff.renames": gitKeyOrdinary, "diff.algorithm": gitKeyOrdinary, "diff.colormoved": gitKeyOrdinary,
-	"diff.mnemonicprefix": gitKeyOrdinary, "diff.noprefix": gitKeyOrdinary, "diff.context": gitKeyOrdinary,
-	"diff.interhunkcontext": gitKeyOrdinary, "diff.statgraphwidth": gitKeyOrdinary, "diff.submodule": gitKeyOrdinary,
-	"diff.indentheuristic": gitKeyOrdinary, "diff.relative": gitKeyOrdinary,
-	"log.date": gitKeyOrdinary, "log.decorate": gitKeyOrdinary, "log.follow": gitKeyOrdinary,
-	"log.abbrevcommit": gitKeyOrdinary, "log.mailmap": gitKeyOrdinary,
-	"tag.sort": gitKeyOrdinary, "column.ui": gitKeyOrdinary, "grep.linenumber": gitKeyOrdinary,
-	"grep.patterntype": gitKeyOrdinary, "gc.auto": gitKeyOrdinary, "gc.autodetach": gitKeyOrdinary,
-	"index.version": gitKeyOrdinary, "feature.manyfiles": gitKeyOrdinary, "checkout.defaultremote": gitKeyOrdinary,
-	"submodule.fetchjobs": gitKeyOrdinary, "i18n.commitencoding": gitKeyOrdinary,
-	"i18n.logoutputencoding": gitKeyOrdinary,
+	"pull.rebase": Ordinary, "pull.ff": Ordinary,
+	"push.default": Ordinary, "push.autosetupremote": Ordinary,
+	"fetch.prune": Ordinary, "fetch.prunetags": Ordinary, "fetch.parallel": Ordinary,
+	"merge.ff": Ordinary, "merge.conflictstyle": Ordinary, "merge.renames": Ordinary,
+	"merge.log": Ordinary, "merge.autostash": Ordinary,
+	"rebase.autostash": Ordinary, "rebase.autosquash": Ordinary, "rebase.updaterefs": Ordinary,
+	"rebase.stat": Ordinary, "rebase.missingcommitscheck": Ordinary, "rerere.enabled": Ordinary,
+	"rerere.autoupdate": Ordinary,
+	"commit.verbose":    Ordinary, "commit.cleanup": Ordinary, "commit.status": Ordinary,
+	"status.showuntrackedfiles": Ordinary, "status.short": Ordinary, "status.branch": Ordinary,
+	"status.relativepaths": Ordinary, "status.renames": Ordinary, "status.aheadbehind": Ordinary,
+	"diff.renames": Ordinary, "diff.algorithm": Ordinary, "diff.colormoved": Ordinary,
+	"diff.mnemonicprefix": Ordinary, "diff.noprefix": Ordinary, "diff.context": Ordinary,
+	"diff.interhunkcontext": Ordinary, "diff.statgraphwidth": Ordinary, "diff.submodule": Ordinary,
+	"diff.indentheuristic": Ordinary, "diff.relative": Ordinary,
+	"log.date": Ordinary, "log.decorate": Ordinary, "log.follow": Ordinary,
+	"log.abbrevcommit": Ordinary, "log.mailmap": Ordinary,
+	"tag.sort": Ordinary, "column.ui": Ordinary, "grep.linenumber": Ordinary,
+	"grep.patterntype": Ordinary, "gc.auto": Ordinary, "gc.autodetach": Ordinary,
+	"index.version": Ordinary, "feature.manyfiles": Ordinary, "checkout.defaultremote": Ordinary,
+	"submodule.fetchjobs": Ordinary, "i18n.commitencoding": Ordinary,
+	"i18n.logoutputencoding": Ordinary,
 	// Colours (color.ui, color.diff, color.diff.meta, ...) and advice
 	// messages are only ever shown.
-	"color.*": gitKeyOrdinary, "color.*.*": gitKeyOrdinary, "advice.*": gitKeyOrdinary,
+	"color.*": Ordinary, "color.*.*": Ordinary, "advice.*": Ordinary,
 
 	// The layout and origin of a repository: what git init, clone and
 	// submodule write in the repository they make.
-	"core.repositoryformatversion": gitKeyNewRepo, "core.bare": gitKeyNewRepo, "core.worktree": gitKeyNewRepo,
-	"extensions.objectformat": gitKeyNewRepo, "extensions.refstorage": gitKeyNewRepo,
-	"remote.*.url": gitKeyNewRepo, "remote.*.pushurl": gitKeyNewRepo, "remote.*.push": gitKeyNewRepo,
-	"remote.*.mirror": gitKeyNewRepo, "submodule.*.url": gitKeyNewRepo, "submodule.*.active": gitKeyNewRepo,
-	"submodule.*.branch": gitKeyNewRepo,
+	"core.repositoryformatversion": NewRepo, "core.bare": NewRepo, "core.worktree": NewRepo,
+	"extensions.objectformat": NewRepo, "extensions.refstorage": NewRepo,
+	"remote.*.url": NewRepo, "remote.*.pushurl": NewRepo, "remote.*.push": NewRepo,
+	"remote.*.mirror": NewRepo, "submodule.*.url": NewRepo, "submodule.*.active": NewRepo,
+	"submodule.*.branch": NewRepo,
 }
 
-// gitConfigKey is the one rule for what a run may leave in a Git config:
-// the workspace's repository keeps a change to a gitKeyOrdinary key (its
+// Classify is the one rule for what a run may leave in a Git config:
+// the workspace's repository keeps a change to a Ordinary key (its
 // config's private copy, gitconfig_copy_linux.go), a repository made
-// during the run keeps gitKeyNewRepo keys too (configTextRisk). section
+// during the run keeps NewRepo keys too (configTextRisk). section
 // and name are lower-case; sub says the key has a subsection.
-func gitConfigKey(section string, sub bool, name, value string) gitKeyClass {
+func Classify(section string, sub bool, name, value string) Class {
 	k := section + "." + name
 	if sub {
 		k = section + ".*." + name
 	}
-	c, ok := gitKeys[k]
+	c, ok := table[k]
 	if !ok {
 		star := section + ".*"
 		if sub {
 			star = section + ".*.*"
 		}
-		c = gitKeys[star]
+		c = table[star]
 	}
 	// A remote may be given as a URL or a path instead of a name: then it
 	// says where the user's next push or pull goes.
-	if c == gitKeyOrdinary && (k == "branch.*.remote" || k == "branch.*.pushremote" || k == "remote.pushdefault" ||
+	if c == Ordinary && (k == "branch.*.remote" || k == "branch.*.pushremote" || k == "remote.pushdefault" ||
 		k == "checkout.defaultremote") && !remoteName(value) {
-		return gitKeyNewRepo
+		return NewRepo
 	}
 	return c
 }

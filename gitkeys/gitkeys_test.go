@@ -1,4 +1,4 @@
-package sandbox
+package gitkeys
 
 import (
 	"os"
@@ -48,30 +48,30 @@ func gitKeyParts(key string) (section string, sub bool, name string) {
 func TestGitConfigKey(t *testing.T) {
 	for _, kv := range refusedGitKeys(t) {
 		s, sub, n := gitKeyParts(kv[0])
-		if c := gitConfigKey(s, sub, n, kv[1]); c == gitKeyOrdinary {
-			t.Errorf("gitConfigKey(%q, %q) = ordinary; want refused", kv[0], kv[1])
+		if c := Classify(s, sub, n, kv[1]); c == Ordinary {
+			t.Errorf("Classify(%q, %q) = ordinary; want refused", kv[0], kv[1])
 		}
 	}
 	for _, k := range ordinaryGitKeys {
 		s, sub, n := gitKeyParts(k)
-		if c := gitConfigKey(s, sub, n, "origin"); c != gitKeyOrdinary {
-			t.Errorf("gitConfigKey(%q) = %d; want ordinary", k, c)
+		if c := Classify(s, sub, n, "origin"); c != Ordinary {
+			t.Errorf("Classify(%q) = %d; want ordinary", k, c)
 		}
 	}
 	// A remote named by a URL or a path says where data goes.
 	for _, v := range []string{"https://evil.example/x.git", "../elsewhere", "/tmp/x", "ext::sh -c x", "user@host:x", "-u", ""} {
 		for _, k := range []string{"branch.main.remote", "branch.main.pushRemote", "remote.pushDefault"} {
 			s, sub, n := gitKeyParts(k)
-			if c := gitConfigKey(s, sub, n, v); c == gitKeyOrdinary {
-				t.Errorf("gitConfigKey(%q, %q) = ordinary; want refused", k, v)
+			if c := Classify(s, sub, n, v); c == Ordinary {
+				t.Errorf("Classify(%q, %q) = ordinary; want refused", k, v)
 			}
 		}
 	}
 	// What git init and clone write, a new repository keeps.
 	for _, k := range []string{"remote.origin.url", "core.bare", "core.repositoryFormatVersion", "core.worktree", "submodule.x.url"} {
 		s, sub, n := gitKeyParts(k)
-		if c := gitConfigKey(s, sub, n, "x"); c != gitKeyNewRepo {
-			t.Errorf("gitConfigKey(%q) = %d; want new-repository only", k, c)
+		if c := Classify(s, sub, n, "x"); c != NewRepo {
+			t.Errorf("Classify(%q) = %d; want new-repository only", k, c)
 		}
 	}
 }

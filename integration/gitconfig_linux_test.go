@@ -16,7 +16,7 @@ import (
 // change, with a value each: the list the sandbox's unit test checks too.
 func refusedKeys(t *testing.T) [][2]string {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join("..", "sandbox", "testdata", "git-refused-keys.txt"))
+	b, err := os.ReadFile(filepath.Join("..", "gitkeys", "testdata", "git-refused-keys.txt"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,8 @@ package policy
 
 import (
 	"strings"
+
+	"github.com/forgebox/forgebox/gitkeys"
 )
 
 // gitRead judges the reading subcommands, minding the few options that
@@ -279,6 +281,9 @@ func gitConfigCommand(j *judge, args []Arg) {
 		j.add(Dangerous, 7, "git config --system changes the configuration of every user")
 	case s.has("--global"):
 		j.add(Caution, 4, "git config --global changes the user's git configuration")
+	case ordinaryGitKey(s, verb, ops):
+		j.add(SafeWrite, 1, "git config sets %s, an ordinary key of the repository's configuration", ops[0].Value)
+		return
 	default:
 		j.add(Caution, 3, "git config changes the repository's configuration")
 	}
@@ -416,4 +421,30 @@ func gitSubmodule(j *judge, args []Arg) {
 	default:
 		j.add(Caution, 3, "git submodule %s fetches or changes submodules", verb)
 	}
+}
+
+// ordinaryGitKey reports whether git config sets or unsets one ordinary
+// key (gitkeys.Ordinary: user.email, core.autocrlf, branch.*.rebase ...)
+// of the repository's own configuration: a change that makes Git run
+// nothing and send nothing anywhere, wherever it runs.
+func ordinaryGitKey(s scanned, verb string, ops []Arg) bool {
+	if s.has("--file", "-f", "--blob", "--worktree", "--add", "--replace-all", "--rename-section", "--remove-section") ||
+		(verb != "" && verb != "set" && verb != "unset") || len(ops) == 0 || len(ops) > 2 {
+		return false
+	}
+	for _, o := range ops {
+		if !o.Static {
+			return false
+		}
+	}
+	key, value := ops[0].Value, ""
+	if len(ops) == 2 {
+		value = ops[1].Value
+	}
+	first, last := strings.IndexByte(key, '.'), strings.LastIndexByte(key, '.')
+	if first <= 0 || last == len(key)-1 {
+		return false
+	}
+	section, name := strings.ToLower(key[:first]), strings.ToLower(key[last+1:])
+	return gitkeys.Classify(section, first != last, name, value) == gitkeys.Ordinary
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/forgebox/forgebox/gitkeys"
 	"github.com/forgebox/forgebox/pathtree"
 )
 
@@ -19,7 +20,7 @@ func configTextRisk(f io.Reader) string {
 		if e.Odd != "" {
 			return "its config " + e.Odd
 		}
-		if gitConfigKey(e.Section, e.Sub, e.Key, e.Value) == gitKeyRefused {
+		if gitkeys.Classify(e.Section, e.Sub, e.Key, e.Value) == gitkeys.Refused {
 			return "its config sets " + e.pattern()
 		}
 	}

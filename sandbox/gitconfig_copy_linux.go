@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/forgebox/forgebox/gitkeys"
 	"github.com/forgebox/forgebox/pathtree"
 	"golang.org/x/sys/unix"
 )
@@ -203,7 +204,7 @@ func (c *configCopy) carry() (moved []Quarantined, warnings []string) {
 	var ordinary []configChange
 	for _, ch := range changes {
 		switch ch.Class() {
-		case gitKeyOrdinary:
+		case gitkeys.Ordinary:
 			ordinary = append(ordinary, ch)
 		default:
 			keep = true
@@ -235,7 +236,7 @@ func refusedKey(c *configCopy, ch configChange) Quarantined {
 	if len(ch.Values) == 0 {
 		why = "the run unset the Git config key " + ch.Key()
 	}
-	if gitConfigKey(ch.Entry.Section, ch.Entry.Sub, ch.Entry.Key, "") == gitKeyNewRepo || ch.Class() == gitKeyNewRepo {
+	if gitkeys.Classify(ch.Entry.Section, ch.Entry.Sub, ch.Entry.Key, "") == gitkeys.NewRepo || ch.Class() == gitkeys.NewRepo {
 		why += ", which decides where the repository's data goes or comes from, or its layout"
 	} else {
 		why += ", which can make Git run a program, send data elsewhere or read another file, or which forgebox does not know"

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/forgebox/forgebox/gitkeys"
 )
 
 // configChange is a key whose values differ between two versions of a Git
@@ -23,10 +25,10 @@ func (c configChange) Key() string { return c.Entry.name() }
 
 // Class is what the one rule (gitConfigKey) lets a run do with the change:
 // every new value must pass.
-func (c configChange) Class() gitKeyClass {
-	class := gitConfigKey(c.Entry.Section, c.Entry.Sub, c.Entry.Key, "")
+func (c configChange) Class() gitkeys.Class {
+	class := gitkeys.Classify(c.Entry.Section, c.Entry.Sub, c.Entry.Key, "")
 	for _, v := range c.Values {
-		class = min(class, gitConfigKey(c.Entry.Section, c.Entry.Sub, c.Entry.Key, v))
+		class = min(class, gitkeys.Classify(c.Entry.Section, c.Entry.Sub, c.Entry.Key, v))
 	}
 	return class
 }
@@ -144,7 +146,7 @@ func mergeConfig(current, before string, changes []configChange) (out string, ke
 		return current, nil, "merging the changes would leave a config that " + odd
 	}
 	for _, c := range check {
-		if c.Class() != gitKeyOrdinary {
+		if c.Class() != gitkeys.Ordinary {
 			return current, nil, "merging the changes would also change " + c.Key()
 		}
 	}

@@ -41,6 +41,7 @@ var layers = map[string][]string{
 
 	"shellquote": nil,
 	"pathtree":   nil,
+	"gitkeys":    nil,
 
 	"bench":                {"integration/everyday"}, // drives the built binary from outside
 	"integration":          {"integration/everyday"}, // black-box: runs the built binary
@@ -51,9 +52,9 @@ var layers = map[string][]string{
 }
 
 // base are tiny leaves of one idea each (shell quoting, lexical path
-// containment) that every package may import: they import nothing of
+// containment, the Git config key rule) that every package may import: they import nothing of
 // forgebox's themselves.
-var base = []string{"shellquote", "pathtree"}
+var base = []string{"shellquote", "pathtree", "gitkeys"}
 
 // testLayers are the edges only a package's tests may add on top of
 // layers. Each is a test that checks a leaf against the sandbox's own
