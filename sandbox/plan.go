@@ -130,6 +130,7 @@ func cloneOps(kept []viewItem) (ops []mountOp, slot []uint32, slots uint32) {
 		case it.Kind == kindRedirect:
 			slot[i] = slots
 			ops = append(ops, mountOp{Op: opClone, A: it.From, Slot: slots, Flags: opFlagLink, Dev: it.FromDev, Ino: it.FromIno})
+			slots++
 		case it.Source != "":
 			slot[i] = slots
 			ops = append(ops, mountOp{Op: opClone, A: it.Source, Slot: slots})
