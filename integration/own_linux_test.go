@@ -60,10 +60,12 @@ func TestRunKeepsForgeboxState(t *testing.T) {
 				approvals := filepath.Join(stateHome, "forgebox", "sessions", "0123456789abcdef0123456789abcdef.json")
 				watched := []string{cfg, filepath.Dir(cfg), cfgHome, approvals, filepath.Dir(approvals), filepath.Join(stateHome, "forgebox"), stateHome}
 				if tc.existing {
-					// trees/: forgebox itself keeps the writable roots' indexes
-					// there, as it keeps the history (--no-history below).
+					// trees/, caches/, gitconfig/: forgebox itself keeps the
+					// writable roots' indexes, the private package caches and
+					// the private .git/config copies there, as it keeps the
+					// history (--no-history below).
 					for _, d := range []string{cfgHome, filepath.Dir(cfg), stateHome, filepath.Join(stateHome, "forgebox"), filepath.Dir(approvals),
-						filepath.Join(stateHome, "forgebox", "trees")} {
+						filepath.Join(stateHome, "forgebox", "trees"), filepath.Join(stateHome, "forgebox", "caches"), filepath.Join(stateHome, "forgebox", "gitconfig")} {
 						e.mkdir(d)
 					}
 					e.write(cfg, `{"forgebox": {"rules": {"deny": [{"pattern": "sudo *"}]}}}`+"\n")
