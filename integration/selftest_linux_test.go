@@ -34,7 +34,9 @@ type selftestReport struct {
 
 // selftester runs forgebox selftest as a mode's user, with its bait in a
 // cache directory of the scenario's: the fake home's is too deep for the
-// bait's Unix socket.
+// bait's Unix socket. The cache directory takes the bait only with
+// --no-cache (else the run's private cache would stand over it), which
+// run adds.
 type selftester struct {
 	e     *env
 	cache string
@@ -56,7 +58,7 @@ func newSelftester(e *env) *selftester {
 // status must be the report's, and nothing may be left behind.
 func (s *selftester) run(args ...string) (result, selftestReport) {
 	s.e.t.Helper()
-	r := s.e.run(append([]string{"selftest", "--json"}, args...))
+	r := s.e.run(append([]string{"selftest", "--json", "--no-cache"}, args...))
 	rep := s.decode(r, args)
 	if rep.ExitCode != r.code {
 		s.e.t.Errorf("selftest %q exited %d; its report says %d", args, r.code, rep.ExitCode)
@@ -219,7 +221,7 @@ func TestSelftestSeesWhatGetsThrough(t *testing.T) {
 		if r := e.withoutUserNamespaces("unshare", "-U", "true"); r.code == 0 || r.code == 99 {
 			t.Skipf("cannot refuse user namespaces this way here (exit %d: %s)", r.code, r.stderr)
 		}
-		r := e.withoutUserNamespaces(forgebox, "selftest", "--json", "--best-effort")
+		r := e.withoutUserNamespaces(forgebox, "selftest", "--json", "--no-cache", "--best-effort")
 		rep := st.decode(r, []string{"--best-effort", "(without namespaces)"})
 		v := rep.verdicts()
 		for _, class := range []string{"host-chmod", "see-host-processes"} {
@@ -241,7 +243,7 @@ func TestSelftestSeesWhatGetsThrough(t *testing.T) {
 			t.Errorf("selftest --best-effort without namespaces: exit %d, verdict %s; want 0, pass (it is what --best-effort accepts)", r.code, rep.Verdict)
 		}
 
-		r = e.withoutUserNamespaces(forgebox, "selftest", "--json")
+		r = e.withoutUserNamespaces(forgebox, "selftest", "--json", "--no-cache")
 		if rep = st.decode(r, []string{"(without namespaces)"}); r.code != 125 || rep.Error == nil || rep.Error.Code != "unavailable" {
 			t.Errorf("selftest without namespaces: exit %d, %+v; want 125 and the error unavailable", r.code, rep.Error)
 		}
@@ -253,7 +255,7 @@ func TestSelftestInterrupted(t *testing.T) {
 	forEachModeSerial(t, func(t *testing.T, e *env) {
 		st := newSelftester(e)
 		for _, delay := range []time.Duration{20 * time.Millisecond, 60 * time.Millisecond} {
-			s := e.start([]string{"selftest"})
+			s := e.start([]string{"selftest", "--no-cache"})
 			time.Sleep(delay)
 			// A selftest can finish within the delay (20 ms as an ordinary
 			// user on a quiet host): then there is nothing to interrupt,
