@@ -53,16 +53,16 @@ func (s *server) addFileTools(srv *mcp.Server) {
 		return
 	}
 	edit := &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}
-	mcp.AddTool(srv, &mcp.Tool{Name: "list_directory", Description: "List a directory of the workspace: names, types, sizes, modes, times and link targets. Hidden (secret) names show only their name.",
+	addTool(srv, &mcp.Tool{Name: "list_directory", Description: "List a directory of the workspace: names, types, sizes, modes, times and link targets. Hidden (secret) names show only their name.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.listDirectory)
-	mcp.AddTool(srv, &mcp.Tool{Name: "read_file", Description: "Read a file of the workspace as text, in parts of at most 256 KiB (offset, limit); a binary file comes back in base64 with binary true.",
+	addTool(srv, &mcp.Tool{Name: "read_file", Description: "Read a file of the workspace as text, in parts of at most 256 KiB (offset, limit); a binary file comes back in base64 with binary true.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.readFile)
-	mcp.AddTool(srv, &mcp.Tool{Name: "write_file", Description: "Create or replace a file of the workspace with this text (parent directories are created). Protected files (.git/hooks, .envrc, editor and agent settings) cannot be written.",
+	addTool(srv, &mcp.Tool{Name: "write_file", Description: "Create or replace a file of the workspace with this text (parent directories are created). Protected files (.git/hooks, .envrc, editor and agent settings) cannot be written.",
 		Annotations: edit}, s.writeFile)
-	mcp.AddTool(srv, &mcp.Tool{Name: "make_directory", Description: "Create a directory of the workspace, and its parents.", Annotations: edit}, s.makeDirectory)
-	mcp.AddTool(srv, &mcp.Tool{Name: "move_item", Description: "Move or rename a file or directory inside the workspace; the destination must not exist.", Annotations: edit}, s.moveItem)
-	mcp.AddTool(srv, &mcp.Tool{Name: "copy_item", Description: "Copy a file or directory tree inside the workspace; the destination must not exist.", Annotations: edit}, s.copyItem)
-	mcp.AddTool(srv, &mcp.Tool{Name: "delete_item", Description: "Delete a file, or a directory with recursive true. The policy judges it like rm: it may be denied or need a person's approval.",
+	addTool(srv, &mcp.Tool{Name: "make_directory", Description: "Create a directory of the workspace, and its parents.", Annotations: edit}, s.makeDirectory)
+	addTool(srv, &mcp.Tool{Name: "move_item", Description: "Move or rename a file or directory inside the workspace; the destination must not exist.", Annotations: edit}, s.moveItem)
+	addTool(srv, &mcp.Tool{Name: "copy_item", Description: "Copy a file or directory tree inside the workspace; the destination must not exist.", Annotations: edit}, s.copyItem)
+	addTool(srv, &mcp.Tool{Name: "delete_item", Description: "Delete a file, or a directory with recursive true. The policy judges it like rm: it may be denied or need a person's approval.",
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}}, s.deleteItem)
 }
 

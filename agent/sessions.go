@@ -101,16 +101,16 @@ func (s *server) addSessionTools(srv *mcp.Server) {
 	if s.c.Sessions == nil || s.c.SessionArgv == nil {
 		return
 	}
-	mcp.AddTool(srv, &mcp.Tool{Name: "shell_start", Description: `Start a sandboxed bash on a terminal that persists between calls (cd, exported variables, a virtualenv carry over) and can run interactive programs. Returns the session id. Sessions close after a while unused; at most a few are open at once.`},
+	addTool(srv, &mcp.Tool{Name: "shell_start", Description: `Start a sandboxed bash on a terminal that persists between calls (cd, exported variables, a virtualenv carry over) and can run interactive programs. Returns the session id. Sessions close after a while unused; at most a few are open at once.`},
 		s.shellStart)
-	mcp.AddTool(srv, &mcp.Tool{Name: "shell_exec", Description: `Run a command line in a session's shell and wait for it: its output and exit status. It is judged by the policy first, like run_shell_command. Refused while an interactive program holds the terminal (use shell_send and shell_read for that).`},
+	addTool(srv, &mcp.Tool{Name: "shell_exec", Description: `Run a command line in a session's shell and wait for it: its output and exit status. It is judged by the policy first, like run_shell_command. Refused while an interactive program holds the terminal (use shell_send and shell_read for that).`},
 		s.shellExec)
-	mcp.AddTool(srv, &mcp.Tool{Name: "shell_send", Description: "Type into a session's terminal, for interactive programs (a REPL, vim, less, top, git rebase -i). " + session.KeySyntax + " What you type is not judged by the policy: the session's sandbox still applies."},
+	addTool(srv, &mcp.Tool{Name: "shell_send", Description: "Type into a session's terminal, for interactive programs (a REPL, vim, less, top, git rebase -i). " + session.KeySyntax + " What you type is not judged by the policy: the session's sandbox still applies."},
 		s.shellSend)
-	mcp.AddTool(srv, &mcp.Tool{Name: "shell_read", Description: "Read a session: the output since the last read, and the screen as a terminal shows it (rows of text, cursor position), to see what vim or top displays.",
+	addTool(srv, &mcp.Tool{Name: "shell_read", Description: "Read a session: the output since the last read, and the screen as a terminal shows it (rows of text, cursor position), to see what vim or top displays.",
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.shellRead)
-	mcp.AddTool(srv, &mcp.Tool{Name: "shell_list", Description: "List the open shell sessions.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.shellList)
-	mcp.AddTool(srv, &mcp.Tool{Name: "shell_close", Description: "Close a shell session: every process it started dies."}, s.shellClose)
+	addTool(srv, &mcp.Tool{Name: "shell_list", Description: "List the open shell sessions.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.shellList)
+	addTool(srv, &mcp.Tool{Name: "shell_close", Description: "Close a shell session: every process it started dies."}, s.shellClose)
 }
 
 func (s *server) shellStart(ctx context.Context, _ *mcp.CallToolRequest, in ShellStartInput) (*mcp.CallToolResult, ShellStarted, error) {

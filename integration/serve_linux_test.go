@@ -122,6 +122,17 @@ func TestServeRunsCommands(t *testing.T) {
 			if tl.Description == "" || tl.InputSchema == nil {
 				t.Errorf("tool %s has no description or input schema", tl.Name)
 			}
+			// Clients add properties of their own (Gemini CLI's
+			// wait_for_previous), and strict validators refuse a
+			// property typed ["null", T].
+			b, _ := json.Marshal(tl.InputSchema)
+			if strings.Contains(string(b), `"additionalProperties":false`) || strings.Contains(string(b), `"null"`) {
+				t.Errorf("tool %s: input schema %s forbids unknown properties or has a nullable type", tl.Name, b)
+			}
+		}
+		var extra commandOutput
+		if res, text := c.call("run_shell_command", map[string]any{"command": "echo extra", "wait_for_previous": true}, &extra); res.IsError || extra.Stdout != "extra\n" {
+			t.Errorf("run_shell_command with a property of the client's own: %s", text)
 		}
 		for _, want := range []string{"run_shell_command", "check_command", "git"} {
 			if !slices.Contains(names, want) {
