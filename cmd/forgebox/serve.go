@@ -54,7 +54,16 @@ type serveFlags struct {
 // passes on: what the sandbox is, what judges, where history goes.
 var forwardedRunFlags = []string{
 	"workspace", "rw", "ro", "hide", "profile", "net", "env", "memory", "pids", "cpus", "grace",
-	"best-effort", "max-output", "policy", "history-db", "no-history", "allow-unix-sockets",
+	"best-effort", "max-output", "policy", "history-db", "no-history", "allow-unix-sockets", "no-cache",
+}
+
+// unforwardedRunFlags are the flags of forgebox run that serve does not
+// take: the command and its terminal are the tool call's, the timeouts
+// serve's own flags, and what would skip the judge is not the server's to
+// give.
+var unforwardedRunFlags = []string{
+	"c", "shell", "timeout", "idle-timeout", "pty", "no-pty", "no-stdin", "json", "trace",
+	"yes", "no-policy", "session", "keep-output",
 }
 
 // forwarding records each use of a flag as it is parsed, to pass it on.

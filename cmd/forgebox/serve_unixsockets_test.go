@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"slices"
 	"testing"
 )
@@ -23,4 +24,19 @@ func TestSessionsShareRunUnixSocketChoice(t *testing.T) {
 			t.Errorf("sessionArgv with server flags %q = %q: passes --allow-unix-sockets = %v, want %v", fwd, argv, got, want)
 		}
 	}
+}
+
+// Every flag of forgebox run is either taken by serve and passed on to
+// each command and session, or left out on purpose: a new sandbox flag
+// (--no-cache was one) cannot be forgotten by the server.
+func TestServeTakesEveryRunFlag(t *testing.T) {
+	var rf runFlags
+	fs := rf.flagSet()
+	rf.judgeFlags(fs)
+	rf.historyFlags(fs)
+	fs.VisitAll(func(fl *flag.Flag) {
+		if !slices.Contains(forwardedRunFlags, fl.Name) && !slices.Contains(unforwardedRunFlags, fl.Name) {
+			t.Errorf("run flag --%s is neither forwarded by serve nor left out on purpose", fl.Name)
+		}
+	})
 }
