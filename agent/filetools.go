@@ -9,7 +9,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/forgebox/forgebox/files"
-	"github.com/forgebox/forgebox/policy"
 )
 
 // The file tools act in the workspace without a shell, confined by the
@@ -152,25 +151,18 @@ func (s *server) deleteItem(ctx context.Context, req *mcp.CallToolRequest, in De
 		argv = []string{"rm", "-r", "--", in.Path}
 	}
 	t := Target{Argv: argv, Dir: s.c.Workspace}
-	if answer, ok := s.answered(req, t); ok {
-		if _, refused := s.grant(ctx, t, answer); refused != nil {
-			return textResult(refused.Message+"\nhint: "+refused.How, true), Done{}, nil
-		}
-	} else {
-		d, err := s.c.Backend.Check(ctx, t)
-		if err != nil {
-			return textResult("forgebox could not judge the deletion: "+err.Error(), true), Done{}, nil
-		}
-		switch d.Action {
-		case policy.Deny:
-			return textResult(fmt.Sprintf("DENIED: deleting %s (judged as %s): %s\nhint: do not delete it another way; ask the person", in.Path, t.display(), reasonsOf(d)), true), Done{}, nil
-		case policy.Ask:
-			if canElicit(req) {
-				return s.askPerson(t, d, "delete "+in.Path), Done{}, nil
-			}
-			need := s.approvalNeeded(t, d)
-			return textResult("NEEDS APPROVAL: "+need.Message+"\nhint: "+need.How, true), Done{}, nil
-		}
+	g, err := s.gate(ctx, req, t, "delete "+in.Path)
+	switch {
+	case err != nil:
+		return textResult("forgebox could not judge the deletion: "+err.Error(), true), Done{}, nil
+	case g.asking != nil:
+		return g.asking, Done{}, nil
+	case g.denied:
+		return textResult(fmt.Sprintf("DENIED: deleting %s (judged as %s): %s\nhint: do not delete it another way; ask the person", in.Path, t.display(), reasonsOf(g.decision)), true), Done{}, nil
+	case g.stop != nil && g.stop.Approval != nil && len(g.stop.Approval.Scopes) > 0:
+		return textResult("NEEDS APPROVAL: "+g.stop.Blocked.Message+"\nhint: "+g.stop.Blocked.Hint, true), Done{}, nil
+	case g.stop != nil:
+		return textResult(g.stop.Blocked.Message+"\nhint: "+g.stop.Blocked.Hint, true), Done{}, nil
 	}
 	if err := s.c.Files.Delete(in.Path, in.Recursive); err != nil {
 		return fileError(err), Done{}, nil

@@ -35,6 +35,13 @@ type Backend interface {
 	// Approve records a person's approval of a command for the server's
 	// session (policy.Session) or for good (policy.Always).
 	Approve(ctx context.Context, r Target, scope policy.Scope) error
+	// FileRequest files a command for a person to answer outside the
+	// client, with forgebox approve CODE, and returns the code: the way
+	// to approve for clients that cannot ask (runner.FileRequest).
+	FileRequest(ctx context.Context, r Target, why string) (code string, err error)
+	// TakeAnswer returns the person's answer to the command's request,
+	// if they gave one; an answer counts for one call (runner.TakeAnswer).
+	TakeAnswer(ctx context.Context, r Target) (answer string, ok bool, err error)
 }
 
 // Target is a command to judge: a line, or a program and its arguments,
@@ -83,11 +90,6 @@ type Config struct {
 	// .envrc long before the session ends, so it runs after each command
 	// and each read of a session.
 	CheckWorkspace func() ([]sandbox.Quarantined, []string)
-
-	// ApproveHint is how a person approves a command outside the client,
-	// shown when the client cannot ask them: a command line with %s for
-	// the quoted command.
-	ApproveHint string
 }
 
 // Defaults of Config.

@@ -161,7 +161,7 @@ func (s *server) shellExec(ctx context.Context, req *mcp.CallToolRequest, in She
 	}
 	out := ShellExecOutput{Ran: true, ExitCode: res.ExitCode, Output: res.Output, TimedOut: res.TimedOut, StillRunning: res.StillRunning,
 		Truncated: res.Truncated, DurationMS: float64(res.Duration.Microseconds()) / 1000, Cwd: s.cwd(sess.ID), Decision: verdict(d)}
-	out.HistoryKey = s.record(SessionCommand{PTYSession: sess.ID, Command: t.Line, Cwd: t.Dir, Decision: d, Approved: approved, Started: start, Result: res})
+	out.HistoryKey = s.record(SessionCommand{PTYSession: sess.ID, Command: t.Line, Cwd: t.Dir, Decision: d, Approved: approved != "", Started: start, Result: res})
 	text := fmt.Sprintf("exit %d in %.0f ms: %s\n%s", res.ExitCode, out.DurationMS, oneLine(in.Command, 80), res.Output)
 	if res.TimedOut {
 		text = fmt.Sprintf("TIMED OUT (interrupted) after %.0f ms: %s\n%s", out.DurationMS, oneLine(in.Command, 80), res.Output)
@@ -220,7 +220,7 @@ func (s *server) shellSend(ctx context.Context, req *mcp.CallToolRequest, in She
 		// Onto an empty line: Ctrl-E then Ctrl-U clear whatever readline
 		// holds, so the line that runs is the line judged.
 		input = "{Ctrl-E}{Ctrl-U}" + in.Input
-		s.record(SessionCommand{PTYSession: sess.ID, Command: line, Cwd: t.Dir, Decision: d, Approved: approved, Started: time.Now(), Sent: true})
+		s.record(SessionCommand{PTYSession: sess.ID, Command: line, Cwd: t.Dir, Decision: d, Approved: approved != "", Started: time.Now(), Sent: true})
 	}
 	if err := sess.Send(input); err != nil {
 		return textResult(err.Error(), true), Done{}, nil

@@ -11,7 +11,6 @@ import (
 	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
-	"github.com/forgebox/forgebox/shellquote"
 )
 
 // RunShellInput is run_shell_command's arguments.
@@ -47,6 +46,9 @@ type CommandOutput struct {
 	// could not be asked for here.
 	Approval *ApprovalNeeded `json:"approval_required,omitempty"`
 	Decision *Verdict        `json:"decision,omitempty"`
+	// ApprovedBy says who approved the command for this call, when it
+	// ran on a person's approval.
+	ApprovedBy string `json:"approved_by,omitempty"`
 	// HistoryKey names the run in forgebox's history.
 	HistoryKey string   `json:"history_key,omitempty"`
 	Notes      []string `json:"notes,omitempty"`
@@ -64,8 +66,11 @@ type Blocked struct {
 type ApprovalNeeded struct {
 	Message string   `json:"message"`
 	Scopes  []string `json:"scopes"`
-	// How tells the person how to approve it outside the client.
+	// How tells the model how the person can approve it outside the
+	// client.
 	How string `json:"how"`
+	// Request is the code the person answers with forgebox approve CODE.
+	Request string `json:"request,omitempty"`
 }
 
 // Verdict is the judge's decision, in short.
@@ -150,20 +155,22 @@ func (s *server) runJudged(ctx context.Context, req *mcp.CallToolRequest, r RunR
 	case g.stop != nil:
 		return *g.stop, nil
 	}
-	r.Yes = g.approved
+	r.Yes = g.approved != ""
 	res, err := s.c.Backend.Run(ctx, r)
 	if err != nil {
 		return forgeboxFailed(err), nil
 	}
-	return s.commandOutput(res), nil
+	out = s.commandOutput(res)
+	out.ApprovedBy = g.approved
+	return out, nil
 }
 
 // gated is what the gate made of a command: it runs (stop and asking
 // nil), or stop says why it does not, or asking asks the person.
 type gated struct {
 	decision *policy.Decision
-	// approved: a person approved it for this call.
-	approved bool
+	// approved says who approved it for this call, when a person did.
+	approved string
 	// denied: the decision refuses it (it is recorded as such).
 	denied bool
 	stop   *CommandOutput
@@ -171,25 +178,38 @@ type gated struct {
 }
 
 // gate is the one way every tool decides whether a command runs: the
-// person's answer, if this call carries one, is carried out; then the
-// judge's decision goes through policy.Decision.Next, the gate the
-// command line and the hook use too.
+// person's answer, if this call carries one (elicitation) or they gave
+// one in a terminal (forgebox approve), is carried out; then the judge's
+// decision goes through policy.Decision.Next, the gate the command line
+// and the hook use too.
 func (s *server) gate(ctx context.Context, req *mcp.CallToolRequest, t Target, why string) (gated, error) {
 	var g gated
-	if answer, ok := s.answered(req, t); ok {
-		_, refused := s.grant(ctx, t, answer)
-		if refused != nil {
-			g.stop = &CommandOutput{Approval: refused, Blocked: &Blocked{Layer: "policy rule", Message: refused.Message, Hint: refused.How}}
+	if a, ok := s.answered(req, t); ok {
+		if !a.yes {
+			g.stop = s.refusedByPerson(ctx, t, why, a.declined)
 			return g, nil
 		}
-		g.approved = true
+		g.approved = "the person, in the client (" + s.grant(ctx, t, a.answer).String() + ")"
 	}
 	d, err := s.c.Backend.Check(ctx, t)
 	if err != nil {
 		return g, err
 	}
 	g.decision = d
-	switch d.Next(g.approved) {
+	if d.Next(g.approved != "") == policy.AskPerson {
+		answer, ok, err := s.c.Backend.TakeAnswer(ctx, t)
+		switch {
+		case err != nil:
+			// Fail closed: no answer is read, the person is asked again.
+		case ok && answer == "no":
+			g.stop = &CommandOutput{Decision: verdict(d), Blocked: &Blocked{Layer: "policy rule",
+				Message: "the person refused this command (forgebox approve)", Hint: "do not run it or a variant of it; ask the person what to do instead"}}
+			return g, nil
+		case ok:
+			g.approved = "the person, with forgebox approve (" + answer + ")"
+		}
+	}
+	switch d.Next(g.approved != "") {
 	case policy.Proceed:
 		return g, nil
 	case policy.Refuse:
@@ -202,7 +222,7 @@ func (s *server) gate(ctx context.Context, req *mcp.CallToolRequest, t Target, w
 		g.asking = s.askPerson(t, d, why)
 		return g, nil
 	}
-	need := s.approvalNeeded(t, d)
+	need := s.approvalNeeded(ctx, t, d, why)
 	g.stop = &CommandOutput{Approval: need, Decision: verdict(d), Blocked: &Blocked{Layer: "policy rule", Message: need.Message, Hint: need.How}}
 	return g, nil
 }
@@ -459,13 +479,36 @@ func (s *server) checkCommand(ctx context.Context, _ *mcp.CallToolRequest, in Ch
 }
 
 // approvalNeeded is what the model is told about a command that needs a
-// person's approval nobody could give here.
-func (s *server) approvalNeeded(t Target, d *policy.Decision) *ApprovalNeeded {
-	return &ApprovalNeeded{
-		Message: "forgebox's policy wants a person to approve this command: " + reasonsOf(d),
-		Scopes:  scopesOf(d),
-		How:     s.approveHow(t.display()),
+// person's approval nobody could give here: the code the person answers
+// in a terminal (forgebox approve CODE).
+func (s *server) approvalNeeded(ctx context.Context, t Target, d *policy.Decision, why string) *ApprovalNeeded {
+	need := &ApprovalNeeded{Message: "forgebox's policy wants a person to approve this command: " + reasonsOf(d), Scopes: scopesOf(d)}
+	need.Request, need.How = s.requestCode(ctx, t, why)
+	return need
+}
+
+// requestCode files the command for forgebox approve and says what the
+// model should tell the person.
+func (s *server) requestCode(ctx context.Context, t Target, why string) (code, how string) {
+	code, err := s.c.Backend.FileRequest(ctx, t, why)
+	if err != nil {
+		return "", "forgebox cannot take an approval for it here (" + err.Error() + "); ask the person to run it themselves"
 	}
+	return code, fmt.Sprintf("ask the person to approve it in a terminal with: forgebox approve %s (it shows them the command and asks them); then call again with exactly the same arguments. Do not run a variant of it meanwhile", code)
+}
+
+// refusedByPerson is the result of a question the client answered no:
+// the person declined, or the client cannot ask and declines everything
+// (codex exec does); then a person may still approve it in a terminal.
+func (s *server) refusedByPerson(ctx context.Context, t Target, why string, declined string) *CommandOutput {
+	code, how := s.requestCode(ctx, t, why)
+	msg := "the person did not approve this command"
+	if declined != "" {
+		msg = fmt.Sprintf("the client answered %q to the approval question: the person said no, or the client declines every question", declined)
+	}
+	need := &ApprovalNeeded{Message: msg, Scopes: []string{}, Request: code,
+		How: "do not run it or a variant of it; if the person wants it to run, " + how}
+	return &CommandOutput{Approval: need, Blocked: &Blocked{Layer: "policy rule", Message: msg, Hint: need.How}}
 }
 
 func reasonsOf(d *policy.Decision) string {
@@ -525,7 +568,7 @@ func (s *server) askPerson(t Target, d *policy.Decision, why string) *mcp.CallTo
 				"type": "object",
 				"properties": map[string]any{
 					"answer": map[string]any{"type": "string", "enum": answers, "title": "Allow this command?",
-						"description": "once: this time only; session: this command for the rest of this session; always: add a rule to your forgebox configuration; no: refuse"},
+						"description": answersMeaning(answers)},
 				},
 				"required": []string{"answer"},
 			},
@@ -534,42 +577,67 @@ func (s *server) askPerson(t Target, d *policy.Decision, why string) *mcp.CallTo
 	}
 }
 
+// answersMeaning explains the answers offered, and only those: a command
+// asked about every time (R3) offers once and no.
+func answersMeaning(answers []string) string {
+	meaning := map[string]string{
+		policy.Once.String():    "once: this time only",
+		policy.Session.String(): "session: this command for the rest of this session",
+		policy.Always.String():  "always: add a rule to your forgebox configuration",
+		"no":                    "no: refuse",
+	}
+	var parts []string
+	for _, a := range answers {
+		parts = append(parts, meaning[a])
+	}
+	return strings.Join(parts, "; ")
+}
+
+// answer is the person's answer to a question, as the client returned it.
+type answer struct {
+	yes    bool
+	answer string
+	// declined is the client's action when it did not accept.
+	declined string
+}
+
 // answered returns the person's answer to the question asked about t, if
-// this call carries one.
-func (s *server) answered(req *mcp.CallToolRequest, t Target) (string, bool) {
+// this call carries one. Anything but an accepted, offered answer is no.
+func (s *server) answered(req *mcp.CallToolRequest, t Target) (answer, bool) {
 	if req == nil || req.Params == nil || req.Params.RequestState == "" {
-		return "", false
+		return answer{}, false
 	}
 	answers, ok := s.pending.take(req.Params.RequestState, t.key())
 	if !ok {
-		return "", false
+		return answer{}, false
 	}
 	res, _ := req.Params.InputResponses[approvalInput].(*mcp.ElicitResult)
-	if res == nil || res.Action != "accept" {
-		return "no", true
+	switch {
+	case res == nil:
+		return answer{declined: "nothing"}, true
+	case res.Action != "accept":
+		return answer{declined: res.Action}, true
 	}
-	answer, _ := res.Content["answer"].(string)
-	if !slices.Contains(answers, answer) {
-		return "no", true
+	a, _ := res.Content["answer"].(string)
+	if a == "no" || !slices.Contains(answers, a) {
+		return answer{}, true
 	}
-	return answer, true
+	return answer{yes: true, answer: a}, true
 }
 
-// grant carries out the person's answer: the scope approved, or what to
-// tell the model when they refused.
-func (s *server) grant(ctx context.Context, t Target, answer string) (policy.Scope, *ApprovalNeeded) {
+// grant records the person's answer: the scope approved (once, when
+// recording a wider one failed: the person said yes all the same).
+func (s *server) grant(ctx context.Context, t Target, answer string) policy.Scope {
 	scope, err := policy.ParseScope(answer)
 	if err != nil {
-		return 0, &ApprovalNeeded{Message: "the person did not approve this command", Scopes: []string{},
-			How: "do not run it or a variant of it; ask the person what to do instead"}
+		return policy.Once
 	}
 	if scope != policy.Once {
 		if err := s.c.Backend.Approve(ctx, t, scope); err != nil {
-			// The person said yes: it runs this once all the same.
-			return policy.Once, nil
+			return policy.Once
 		}
 	}
-	return scope, nil
+	return scope
 }
 
 // canElicit reports whether the client said it can ask its user.
@@ -579,12 +647,4 @@ func canElicit(req *mcp.CallToolRequest) bool {
 	}
 	p := req.Session.InitializeParams()
 	return p != nil && p.Capabilities != nil && p.Capabilities.Elicitation != nil
-}
-
-// approveHow tells a person how to approve a command outside the client.
-func (s *server) approveHow(what string) string {
-	if s.c.ApproveHint == "" {
-		return "ask the person to approve it"
-	}
-	return "ask the person to approve it, e.g. in a terminal: " + fmt.Sprintf(s.c.ApproveHint, shellquote.Quote(what)) + "; then run it again"
 }

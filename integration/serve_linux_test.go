@@ -217,7 +217,7 @@ func TestServeJudgesCommands(t *testing.T) {
 			t.Errorf("denied line: %+v, %q; want refused by a policy rule, nothing run", out, text)
 		}
 		res, text = c.call("run_shell_command", map[string]any{"command": askLine}, &out)
-		if !res.IsError || out.Ran || e.ran() || out.Approval == nil || !strings.Contains(out.Approval.How, "forgebox policy approve") {
+		if !res.IsError || out.Ran || e.ran() || out.Approval == nil || !strings.Contains(out.Approval.How, "forgebox approve ") {
 			t.Errorf("ask line without elicitation: %+v, %q; want approval_required with how to approve, nothing run", out, text)
 		}
 		var v struct{ Action string }

@@ -78,14 +78,16 @@ func promptChoices(offered []policy.Scope) string {
 // askPerson puts an asking decision to the person at the terminal and
 // returns the scope approved, or false for no.
 func askPerson(in io.Reader, out io.Writer, what string, d *policy.Decision, offered []policy.Scope, note string) (policy.Scope, bool) {
-	fmt.Fprintf(out, "forgebox: approve this command?\n  %s\n", what)
+	// The command may come from an agent: control characters are shown,
+	// never sent to the terminal, so that it cannot hide what it runs.
+	fmt.Fprintf(out, "forgebox: approve this command?\n  %s\n", printable(what))
 	fmt.Fprintf(out, "  risk %d, %s (%s), %s\n", d.Risk, d.Level, levelMeaning(d.Level), d.Category)
 	for _, j := range askingCommands(d) {
 		if len(d.Commands) > 1 {
-			fmt.Fprintf(out, "  %s:\n", j.Command)
+			fmt.Fprintf(out, "  %s:\n", printable(j.Command))
 		}
 		for _, r := range j.Reasons {
-			fmt.Fprintf(out, "    - %s\n", r)
+			fmt.Fprintf(out, "    - %s\n", printable(r))
 		}
 	}
 	if note != "" {

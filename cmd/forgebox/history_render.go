@@ -146,7 +146,8 @@ func escapeControls(s string, multiline bool) string {
 			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case multiline && (r == '\n' || r == '\t'):
 			b.WriteRune(r)
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029':
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || r == '\u2028' || r == '\u2029',
+			r >= '\u202a' && r <= '\u202e', r >= '\u2066' && r <= '\u2069': // bidirectional overrides reorder what is shown
 			q := strconv.QuoteRune(r)
 			b.WriteString(q[1 : len(q)-1])
 		default:

@@ -73,6 +73,8 @@ func dispatch(args []string, stdin, stdout, stderr *os.File) int {
 		return e.selftest(args[1:])
 	case "check":
 		return e.check(args[1:])
+	case "approve":
+		return e.approve(args[1:])
 	case "policy":
 		return e.policyCmd(args[1:])
 	case "history":
@@ -112,6 +114,7 @@ Usage:
                                               approve a command's asks without a terminal
   forgebox policy revoke [--session ID] (--all | PATTERN)
                                               remove approvals given for a session or for good
+  forgebox approve [CODE]                     answer an agent's request for your approval, on this terminal
   forgebox history [--json] [--limit N] [--session ID] [--failed] [--denied] [--since WHEN] [--grep TEXT] [--cwd DIR]
                                               the runs recorded, newest first
   forgebox history show|stats|export|rerun|prune

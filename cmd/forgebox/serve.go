@@ -25,7 +25,6 @@ import (
 	"github.com/forgebox/forgebox/runner"
 	"github.com/forgebox/forgebox/sandbox"
 	"github.com/forgebox/forgebox/session"
-	"github.com/forgebox/forgebox/shellquote"
 )
 
 const serveUsage = `Usage:
@@ -213,7 +212,6 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 	cfg := agent.Config{
 		Workspace: ctx.Workspace, Version: version, SessionID: sid, Backend: b,
 		DefaultTimeout: sf.defaultTimeout.d, MaxTimeout: sf.timeout.d, IdleTimeout: sf.idleTimeout.d,
-		ApproveHint: "forgebox policy approve --session " + sid + " --workspace " + shellquote.Quote(ctx.Workspace) + " -c %s",
 		SessionArgv: b.sessionArgv, Record: b.record, CheckWorkspace: checkWorkspace(rf, ctx.Workspace),
 	}
 	// The file tools keep the sandbox's rules: the workspace only, its
@@ -409,6 +407,28 @@ func (b *serveBackend) Approve(_ context.Context, t agent.Target, scope policy.S
 	}
 	_, err = js.Approve(d, scope, time.Now())
 	return err
+}
+
+// FileRequest files a command for forgebox approve CODE.
+func (b *serveBackend) FileRequest(_ context.Context, t agent.Target, why string) (string, error) {
+	h, err := runner.CurrentHost()
+	if err != nil {
+		return "", err
+	}
+	r, err := runner.FileRequest(h, b.workspace, b.session, t.Dir, t.Line, t.Argv, why)
+	if err != nil {
+		return "", err
+	}
+	return runner.ShowCode(r.Code), nil
+}
+
+// TakeAnswer takes the person's answer to a command's request.
+func (b *serveBackend) TakeAnswer(_ context.Context, t agent.Target) (string, bool, error) {
+	h, err := runner.CurrentHost()
+	if err != nil {
+		return "", false, err
+	}
+	return runner.TakeAnswer(h, b.workspace, b.session, t.Dir, t.Line, t.Argv)
 }
 
 // checkWorkspace is the sessions' check of the server's writable roots:
