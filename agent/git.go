@@ -11,10 +11,11 @@ import (
 
 // GitInput is the git tool's arguments.
 type GitInput struct {
-	Subcommand string   `json:"subcommand" jsonschema:"the git subcommand, e.g. status, diff, log, add, commit"`
-	Args       []string `json:"args,omitempty" jsonschema:"its arguments, one per element (no shell quoting needed)"`
-	Directory  string   `json:"directory,omitempty" jsonschema:"the repository directory inside the workspace (default: the workspace)"`
-	TimeoutMS  int64    `json:"timeout_ms,omitempty" jsonschema:"kill git after this many milliseconds (default 120000; capped by the server)"`
+	Subcommand    string   `json:"subcommand" jsonschema:"the git subcommand, e.g. status, diff, log, add, commit"`
+	Args          []string `json:"args,omitempty" jsonschema:"its arguments, one per element (no shell quoting needed)"`
+	Directory     string   `json:"directory,omitempty" jsonschema:"the repository directory inside the workspace (default: the workspace)"`
+	TimeoutMS     int64    `json:"timeout_ms,omitempty" jsonschema:"kill git after this many milliseconds (default 120000; capped by the server)"`
+	IdleTimeoutMS int64    `json:"idle_timeout_ms,omitempty" jsonschema:"kill git after this many milliseconds without output (default: the server's, usually 60000; at most the timeout)"`
 }
 
 // gitSubcommands are the subcommands the git tool runs. Left out: those
@@ -45,32 +46,30 @@ Give the subcommand and its arguments as a list. Risky forms (push --force, rese
 Allowed subcommands: ` + "add, am, apply, bisect, blame, branch, checkout, cherry-pick, clean, clone, commit, describe, diff, fetch, format-patch, grep, init, log, ls-files, ls-tree, merge, merge-base, mv, notes, pull, push, range-diff, rebase, reflog, remote, reset, restore, rev-list, rev-parse, revert, rm, shortlog, show, show-ref, stash, status, switch, tag, worktree."
 
 func (s *server) git(ctx context.Context, req *mcp.CallToolRequest, in GitInput) (*mcp.CallToolResult, CommandOutput, error) {
+	what := strings.Join(append([]string{"git", in.Subcommand}, in.Args...), " ")
 	if !slices.Contains(gitSubcommands, in.Subcommand) {
-		return textResult(fmt.Sprintf("git %q is not offered by this tool; allowed: %s (for anything else use run_shell_command, which the policy judges)",
-			in.Subcommand, strings.Join(gitSubcommands, ", ")), true), CommandOutput{}, nil
+		return s.refuseInput(what, fmt.Sprintf("git %q is not offered by this tool; allowed: %s (for anything else use run_shell_command, which the policy judges)",
+			in.Subcommand, strings.Join(gitSubcommands, ", ")))
 	}
 	for _, a := range in.Args {
 		if strings.IndexByte(a, 0) >= 0 {
-			return textResult("an argument contains a NUL byte", true), CommandOutput{}, nil
+			return s.refuseInput(what, "an argument contains a NUL byte")
 		}
 		name, _, _ := strings.Cut(a, "=")
 		if slices.Contains(gitCodeOptions, name) || (in.Subcommand == "rebase" && (a == "-x" || strings.HasPrefix(a, "-x"))) {
-			return textResult(fmt.Sprintf("git option %s makes git run a program; it is refused here: run the steps with run_shell_command instead, which the policy judges", name), true), CommandOutput{}, nil
+			return s.refuseInput(what, fmt.Sprintf("git option %s makes git run a program; it is refused here: run the steps with run_shell_command instead, which the policy judges", name))
 		}
 	}
-	dir, err := s.directory(in.Directory)
-	if err != nil {
-		return textResult(err.Error(), true), CommandOutput{}, nil
-	}
-	timeout, capped := s.timeout(in.TimeoutMS)
 	argv := append([]string{"git", in.Subcommand}, in.Args...)
-	r := RunRequest{Target: Target{Argv: argv, Dir: dir}, Timeout: timeout, IdleTimeout: s.c.IdleTimeout, Env: gitEnv}
+	r, notes, err := s.request(Target{Argv: argv}, in.Directory, in.TimeoutMS, in.IdleTimeoutMS)
+	if err != nil {
+		return s.refuseInput(what, err.Error())
+	}
+	r.Env = gitEnv
 	out, asking := s.runJudged(ctx, req, r, "")
 	if asking != nil {
 		return asking, CommandOutput{}, nil
 	}
-	if capped {
-		out.Notes = append(out.Notes, fmt.Sprintf("timeout capped at the server's limit of %v", timeout))
-	}
-	return s.commandResult(strings.Join(argv, " "), out), out, nil
+	out.Notes = append(out.Notes, notes...)
+	return s.commandResult(what, &out), out, nil
 }

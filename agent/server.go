@@ -167,16 +167,34 @@ func (s *server) directory(dir string) (string, error) {
 }
 
 // timeout is the timeout of a command the model asked for ms of: the
-// default for none, capped at the server's limit.
-func (s *server) timeout(ms int64) (d time.Duration, capped bool) {
-	if ms <= 0 {
-		return s.c.DefaultTimeout, false
+// default for none, capped at the server's limit. A negative one is an
+// error the model can act on.
+func (s *server) timeout(ms int64) (d time.Duration, capped bool, err error) {
+	max := s.c.MaxTimeout / time.Millisecond
+	switch {
+	case ms < 0:
+		return 0, false, fmt.Errorf("timeout_ms is %d: give a number of milliseconds from 1 to %d, or leave it out for the default (%d)", ms, max, s.c.DefaultTimeout/time.Millisecond)
+	case ms == 0:
+		return s.c.DefaultTimeout, false, nil
+	case ms > int64(max):
+		return s.c.MaxTimeout, true, nil
 	}
-	d = time.Duration(ms) * time.Millisecond
-	if d > s.c.MaxTimeout || ms > int64(s.c.MaxTimeout/time.Millisecond) {
-		return s.c.MaxTimeout, true
+	return time.Duration(ms) * time.Millisecond, false, nil
+}
+
+// idleTimeout is how long a command may print nothing, as the model asked
+// (ms): the server's default for none; never longer than the command's
+// timeout, which ends it anyway.
+func (s *server) idleTimeout(ms int64, timeout time.Duration) (time.Duration, error) {
+	max := s.c.MaxTimeout / time.Millisecond
+	switch {
+	case ms < 0:
+		return 0, fmt.Errorf("idle_timeout_ms is %d: give a number of milliseconds from 1 to %d, or leave it out for the server's default (%d)", ms, max, s.c.IdleTimeout/time.Millisecond)
+	case ms == 0:
+		return s.c.IdleTimeout, nil
 	}
-	return d, false
+	d := time.Duration(min(ms, int64(max))) * time.Millisecond
+	return min(d, timeout), nil
 }
 
 // textResult is a tool result for the model: text for it to read, and

@@ -146,11 +146,14 @@ func (s *server) shellExec(ctx context.Context, req *mcp.CallToolRequest, in She
 		if g.denied {
 			s.record(SessionCommand{PTYSession: sess.ID, Command: t.Line, Cwd: t.Dir, Decision: g.decision, Started: time.Now(), Denied: true})
 		}
-		out := ShellExecOutput{Approval: g.stop.Approval, Decision: g.stop.Decision, Blocked: g.stop.Blocked}
+		out := ShellExecOutput{ExitCode: notRunExit(g.stop), Approval: g.stop.Approval, Decision: g.stop.Decision, Blocked: g.stop.Blocked}
 		return textResult(stoppedText(in.Command, *g.stop), true), out, nil
 	}
 	d, approved := g.decision, g.approved
-	timeout, _ := s.timeout(in.TimeoutMS)
+	timeout, _, err := s.timeout(in.TimeoutMS)
+	if err != nil {
+		return textResult(err.Error(), true), ShellExecOutput{ExitCode: sandbox.ExitForgebox}, nil
+	}
 	start := time.Now()
 	res, err := sess.Exec(ctx, in.Command, timeout)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -19,6 +20,9 @@ type RunShellInput struct {
 	Description string `json:"description,omitempty" jsonschema:"what the command is for, in a few words (shown to the person approving it)"`
 	Directory   string `json:"directory,omitempty" jsonschema:"where to run it: a directory inside the workspace, relative to the workspace or absolute (default: the workspace)"`
 	TimeoutMS   int64  `json:"timeout_ms,omitempty" jsonschema:"kill the command after this many milliseconds (default 120000; capped by the server)"`
+	// IdleTimeoutMS: a long silent step (a build, a download) needs more
+	// than the server's default.
+	IdleTimeoutMS int64 `json:"idle_timeout_ms,omitempty" jsonschema:"kill the command after this many milliseconds without output (default: the server's, usually 60000; at most the timeout)"`
 }
 
 // CommandOutput is the structured result of a command: run_shell_command's
@@ -49,6 +53,11 @@ type CommandOutput struct {
 	// ApprovedBy says who approved the command for this call, when it
 	// ran on a person's approval.
 	ApprovedBy string `json:"approved_by,omitempty"`
+	// Quarantined lists what the command planted in the workspace that
+	// forgebox moved aside after it (a Git hook, an .envrc...).
+	Quarantined []sandbox.Quarantined `json:"quarantined,omitempty"`
+	// Warnings are forgebox's own, as forgebox run --json gives them.
+	Warnings []string `json:"warnings,omitempty"`
 	// HistoryKey names the run in forgebox's history.
 	HistoryKey string   `json:"history_key,omitempty"`
 	Notes      []string `json:"notes,omitempty"`
@@ -115,29 +124,54 @@ func (s *server) addShellTools(srv *mcp.Server) {
 func ptr[T any](v T) *T { return &v }
 
 func (s *server) runShell(ctx context.Context, req *mcp.CallToolRequest, in RunShellInput) (*mcp.CallToolResult, CommandOutput, error) {
-	if strings.TrimSpace(in.Command) == "" {
-		return textResult("command is empty: give the command line to run", true), CommandOutput{}, nil
+	switch {
+	case strings.TrimSpace(in.Command) == "":
+		return s.refuseInput(in.Command, "command is empty: give the command line to run")
+	case strings.IndexByte(in.Command, 0) >= 0:
+		return s.refuseInput(in.Command, "command contains a NUL byte, which no shell can run")
+	case len(in.Command) > sandbox.MaxArgLen:
+		return s.refuseInput(in.Command, fmt.Sprintf("the command line is %d bytes, over the limit of %d bytes (the kernel's limit on one argument, the same for forgebox run -c): write the script to a file in the workspace (write_file) and run that file", len(in.Command), sandbox.MaxArgLen))
 	}
-	if strings.IndexByte(in.Command, 0) >= 0 {
-		return textResult("command contains a NUL byte, which no shell can run", true), CommandOutput{}, nil
-	}
-	if len(in.Command) > sandbox.MaxArgLen {
-		return textResult(fmt.Sprintf("the command line is %d bytes, over the limit of %d bytes (the kernel's limit on one argument, the same for forgebox run -c): write the script to a file in the workspace (write_file) and run that file", len(in.Command), sandbox.MaxArgLen), true), CommandOutput{}, nil
-	}
-	dir, err := s.directory(in.Directory)
+	r, notes, err := s.request(Target{Line: in.Command}, in.Directory, in.TimeoutMS, in.IdleTimeoutMS)
 	if err != nil {
-		return textResult(err.Error(), true), CommandOutput{}, nil
+		return s.refuseInput(in.Command, err.Error())
 	}
-	timeout, capped := s.timeout(in.TimeoutMS)
-	r := RunRequest{Target: Target{Line: in.Command, Dir: dir}, Timeout: timeout, IdleTimeout: s.c.IdleTimeout}
 	out, asking := s.runJudged(ctx, req, r, in.Description)
 	if asking != nil {
 		return asking, CommandOutput{}, nil
 	}
-	if capped {
-		out.Notes = append(out.Notes, fmt.Sprintf("timeout capped at the server's limit of %v", timeout))
+	out.Notes = append(out.Notes, notes...)
+	return s.commandResult(in.Command, &out), out, nil
+}
+
+// request builds a run request from a tool's directory and timeouts, and
+// notes what the server changed of them.
+func (s *server) request(t Target, directory string, timeoutMS, idleMS int64) (RunRequest, []string, error) {
+	dir, err := s.directory(directory)
+	if err != nil {
+		return RunRequest{}, nil, err
 	}
-	return s.commandResult(in.Command, out), out, nil
+	timeout, capped, err := s.timeout(timeoutMS)
+	if err != nil {
+		return RunRequest{}, nil, err
+	}
+	idle, err := s.idleTimeout(idleMS, timeout)
+	if err != nil {
+		return RunRequest{}, nil, err
+	}
+	var notes []string
+	if capped {
+		notes = append(notes, fmt.Sprintf("timeout capped at the server's limit of %v", timeout))
+	}
+	t.Dir = dir
+	return RunRequest{Target: t, Timeout: timeout, IdleTimeout: idle}, notes, nil
+}
+
+// refuseInput is the result of a call whose arguments cannot be run: it
+// did not run, with forgebox's exit code for refused input.
+func (s *server) refuseInput(what, msg string) (*mcp.CallToolResult, CommandOutput, error) {
+	out := CommandOutput{ExitCode: sandbox.ExitForgebox, Blocked: &Blocked{Layer: "input", Message: msg, Hint: "fix the arguments and call again"}}
+	return s.commandResult(what, &out), out, nil
 }
 
 // runJudged runs a command through the backend once the gate let it
@@ -160,7 +194,7 @@ func (s *server) runJudged(ctx context.Context, req *mcp.CallToolRequest, r RunR
 	if err != nil {
 		return forgeboxFailed(err), nil
 	}
-	out = s.commandOutput(res)
+	out = s.commandOutput(res, r.IdleTimeout)
 	out.ApprovedBy = g.approved
 	return out, nil
 }
@@ -232,11 +266,12 @@ func forgeboxFailed(err error) CommandOutput {
 }
 
 // commandOutput shapes forgebox run's result for a model.
-func (s *server) commandOutput(res RunResult) CommandOutput {
+func (s *server) commandOutput(res RunResult, idle time.Duration) CommandOutput {
 	out := CommandOutput{
 		ExitCode: res.ExitCode, TimedOut: res.TimedOut, IdleTimedOut: res.IdleTimedOut, DurationMS: res.DurationMS,
 		Stdout: res.Stdout, Stderr: res.Stderr, StdoutBytes: res.StdoutBytes, StderrBytes: res.StderrBytes,
 		Truncated: res.StdoutTruncated || res.StderrTruncated, Decision: verdict(res.Decision),
+		Quarantined: res.Quarantined, Warnings: res.Warnings,
 	}
 	if res.Signal != nil {
 		out.Signal = *res.Signal
@@ -249,7 +284,7 @@ func (s *server) commandOutput(res RunResult) CommandOutput {
 		return out
 	}
 	out.Ran = true
-	out.Blocked = s.diagnose(res)
+	out.Blocked = s.diagnose(res, idle)
 	return out
 }
 
@@ -285,14 +320,14 @@ func (s *server) refusal(res RunResult) *Blocked {
 // network mode cannot reach, a system call), the limit on processes, a
 // write the command line names to a path the sandbox keeps read-only. It
 // never reads the command's output: a program may print anything.
-func (s *server) diagnose(res RunResult) *Blocked {
+func (s *server) diagnose(res RunResult, idle time.Duration) *Blocked {
 	refused := refusedConnection(res)
 	observed := firstRefusal(res)
 	readOnly := readOnlyWrite(res)
 	switch {
 	case res.IdleTimedOut:
-		return &Blocked{Layer: "timeout", Message: "the command printed nothing for too long and was killed",
-			Hint: "it was probably waiting for input (stdin is closed) or hung; run it non-interactively, or use shell_start and shell_send for interactive programs"}
+		return &Blocked{Layer: "timeout", Message: fmt.Sprintf("the command printed nothing for %v and was killed (idle timeout)", idle),
+			Hint: "a long silent step (a build, a download, a test suite) needs a larger idle_timeout_ms; a command waiting for input (stdin is closed) never gets it: run it non-interactively, or use shell_start and shell_send for interactive programs"}
 	case res.TimedOut:
 		return &Blocked{Layer: "timeout", Message: "the command was killed at its timeout",
 			Hint: "give a larger timeout_ms (the server caps it), or run it in the background in a shell session"}
@@ -399,11 +434,16 @@ func refusedConnection(res RunResult) *sandbox.Connection {
 	return nil
 }
 
-// commandResult renders a command's outcome: a line for people, then the
-// output, for the model.
-func (s *server) commandResult(what string, out CommandOutput) *mcp.CallToolResult {
+// commandResult renders a command's outcome for the model: a line for
+// people, then the output. It gives a command that did not run the exit
+// code forgebox run gives it (125: forgebox refused its input or failed;
+// 126: the policy or the person refused it).
+func (s *server) commandResult(what string, out *CommandOutput) *mcp.CallToolResult {
+	if !out.Ran && out.ExitCode == 0 {
+		out.ExitCode = notRunExit(out)
+	}
 	var b strings.Builder
-	b.WriteString(summary(what, out))
+	b.WriteString(summary(what, *out))
 	if out.Ran {
 		fmt.Fprintf(&b, "\n--- stdout (%d bytes) ---\n%s", out.StdoutBytes, out.Stdout)
 		if !strings.HasSuffix(out.Stdout, "\n") && out.Stdout != "" {
@@ -414,16 +454,37 @@ func (s *server) commandResult(what string, out CommandOutput) *mcp.CallToolResu
 	if out.Blocked != nil {
 		fmt.Fprintf(&b, "\n[%s] %s\nhint: %s", out.Blocked.Layer, out.Blocked.Message, out.Blocked.Hint)
 	}
+	for _, q := range out.Quarantined {
+		fmt.Fprintf(&b, "\nforgebox moved aside %s (to %s): %s", q.Path, q.MovedTo, q.Why)
+	}
+	for _, w := range out.Warnings {
+		fmt.Fprintf(&b, "\nforgebox warning: %s", w)
+	}
 	for _, n := range out.Notes {
 		fmt.Fprintf(&b, "\nnote: %s", n)
 	}
 	return textResult(b.String(), !out.Ran)
 }
 
+// notRunExit is the exit code of a command that did not run: 126 when
+// the policy or a person stopped it, 125 for the rest (bad input, forgebox
+// failing), as forgebox run exits.
+func notRunExit(out *CommandOutput) int {
+	if out.Blocked != nil && out.Blocked.Layer == "policy rule" {
+		return sandbox.ExitNotExecutable
+	}
+	return sandbox.ExitForgebox
+}
+
 // summary is the one-line account of a command.
 func summary(what string, out CommandOutput) string {
 	what = oneLine(what, 80)
+	if out.Ran && out.ApprovedBy != "" {
+		what += " (approved by " + out.ApprovedBy + ")"
+	}
 	switch {
+	case out.Approval != nil && len(out.Approval.Scopes) == 0:
+		return fmt.Sprintf("NOT APPROVED: %s", what)
 	case out.Approval != nil:
 		return fmt.Sprintf("NEEDS APPROVAL: %s", what)
 	case !out.Ran && out.Blocked != nil && out.Blocked.Layer == "policy rule":

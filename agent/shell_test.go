@@ -18,21 +18,21 @@ func TestDiagnoseRefusedConnection(t *testing.T) {
 			{Host: "evil.test", Port: 443, Decision: "denied", Code: "not-allowed", Reason: "evil.test is not in the network allowlist",
 				Advice: "to allow it, run with --net allow=evil.test"},
 		}}
-	b := s.diagnose(res)
+	b := s.diagnose(res, 0)
 	if b == nil || b.Layer != "network" || !strings.Contains(b.Message, "evil.test") || !strings.Contains(b.Hint, "--net allow=evil.test") {
 		t.Errorf("diagnose = %+v", b)
 	}
 	res.ExitCode = 0
-	if b := s.diagnose(res); b != nil {
+	if b := s.diagnose(res, 0); b != nil {
 		t.Errorf("a successful command was blamed: %+v", b)
 	}
 	// A host the person denied is not worth asking for.
 	res.ExitCode, res.Connections[1].Code = 56, "deny-rule"
-	if b := s.diagnose(res); b == nil || strings.Contains(b.Hint, "ask the person") || !strings.Contains(b.Hint, "denied") {
+	if b := s.diagnose(res, 0); b == nil || strings.Contains(b.Hint, "ask the person") || !strings.Contains(b.Hint, "denied") {
 		t.Errorf("diagnose(deny rule) = %+v", b)
 	}
 	res.ExitCode, res.Connections = 56, res.Connections[:1]
-	if b := s.diagnose(res); b != nil && b.Layer == "network" {
+	if b := s.diagnose(res, 0); b != nil && b.Layer == "network" {
 		t.Errorf("blamed the network without a refusal: %+v", b)
 	}
 }

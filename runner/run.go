@@ -306,11 +306,11 @@ func Classify(err error) (code string, exit int) {
 	return "internal", ExitForgebox
 }
 
-// The exit codes of a command that did not run, as a shell gives them.
+// The exit codes of a command that did not run (sandbox.ExitForgebox).
 const (
-	ExitForgebox      = 125 // forgebox itself failed, or refused its input
-	ExitNotExecutable = 126 // denied, not approved, or not executable
-	ExitNotFound      = 127
+	ExitForgebox      = sandbox.ExitForgebox
+	ExitNotExecutable = sandbox.ExitNotExecutable
+	ExitNotFound      = sandbox.ExitNotFound
 )
 
 // ms is a duration in milliseconds, to the microsecond.

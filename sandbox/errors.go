@@ -78,3 +78,11 @@ func invalidf(format string, args ...any) error {
 // Invalidf reports bad input found by a caller (flags, for example) in the
 // same way as the sandbox's own checks: errors.Is(err, ErrInvalid).
 func Invalidf(format string, args ...any) error { return invalidf(format, args...) }
+
+// The exit codes of a command that did not run, as a shell gives them:
+// every surface (forgebox run, its JSON, the MCP tools) uses these.
+const (
+	ExitForgebox      = 125 // forgebox itself failed, or refused its input
+	ExitNotExecutable = 126 // denied, not approved, or not executable
+	ExitNotFound      = 127
+)
