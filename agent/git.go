@@ -45,7 +45,7 @@ const gitDescription = `Run git non-interactively in the sandbox: no pager, no e
 Give the subcommand and its arguments as a list. Risky forms (push --force, reset --hard, clean -f, branch -D, ...) are judged by the policy exactly like the same command in run_shell_command: they may be denied or need a person's approval.
 Allowed subcommands: ` + "add, am, apply, bisect, blame, branch, checkout, cherry-pick, clean, clone, commit, describe, diff, fetch, format-patch, grep, init, log, ls-files, ls-tree, merge, merge-base, mv, notes, pull, push, range-diff, rebase, reflog, remote, reset, restore, rev-list, rev-parse, revert, rm, shortlog, show, show-ref, stash, status, switch, tag, worktree."
 
-func (s *server) git(ctx context.Context, req *mcp.CallToolRequest, in GitInput) (*mcp.CallToolResult, CommandOutput, error) {
+func (s *server) git(ctx context.Context, req *mcp.CallToolRequest, in GitInput) (*mcp.CallToolResult, any, error) {
 	what := strings.Join(append([]string{"git", in.Subcommand}, in.Args...), " ")
 	if !slices.Contains(gitSubcommands, in.Subcommand) {
 		return s.refuseInput(what, fmt.Sprintf("git %q is not offered by this tool; allowed: %s (for anything else use run_shell_command, which the policy judges)",
@@ -68,8 +68,8 @@ func (s *server) git(ctx context.Context, req *mcp.CallToolRequest, in GitInput)
 	r.Env = gitEnv
 	out, asking := s.runJudged(ctx, req, r, "")
 	if asking != nil {
-		return asking, CommandOutput{}, nil
+		return asking, nil, nil
 	}
 	out.Notes = append(out.Notes, notes...)
-	return s.commandResult(what, &out), out, nil
+	return s.commandResult(what, &out), nil, nil
 }

@@ -71,6 +71,10 @@ type Config struct {
 	SessionID string // the server's history and approval session
 	Backend   Backend
 
+	// OutputBudget is how many bytes of a command's output a result shows
+	// (DefaultOutputBudget when 0); read_output reads the rest.
+	OutputBudget int
+
 	// DefaultTimeout is a command's timeout when the model gives none;
 	// MaxTimeout caps what it gives. IdleTimeout ends a command that
 	// printed nothing for that long.
@@ -103,6 +107,7 @@ const (
 type server struct {
 	c       Config
 	pending pending
+	outputs outputs
 
 	mu   sync.Mutex
 	cwds map[string]string // shell sessions' directories, by id
@@ -126,6 +131,7 @@ func NewServer(c Config) (*mcp.Server, error) {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "forgebox", Title: "forgebox: sandboxed shell", Version: c.Version},
 		&mcp.ServerOptions{Instructions: s.instructions()})
 	s.addShellTools(srv)
+	s.addOutputTools(srv)
 	s.addFileTools(srv)
 	s.addSessionTools(srv)
 	return srv, nil

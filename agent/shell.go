@@ -36,13 +36,18 @@ type CommandOutput struct {
 	TimedOut     bool    `json:"timed_out"`
 	IdleTimedOut bool    `json:"idle_timed_out,omitempty"`
 	DurationMS   float64 `json:"duration_ms"`
-	Stdout       string  `json:"stdout"`
-	Stderr       string  `json:"stderr"`
-	StdoutBytes  int64   `json:"stdout_bytes"`
-	StderrBytes  int64   `json:"stderr_bytes"`
-	// Truncated: a stream was longer than forgebox keeps; its middle was
-	// dropped, and the text says how many bytes where.
+	// Stdout and Stderr are shown in the result's text, once, never in
+	// its data: agent clients show the model one or the other.
+	Stdout      string `json:"-"`
+	Stderr      string `json:"-"`
+	StdoutBytes int64  `json:"stdout_bytes"`
+	StderrBytes int64  `json:"stderr_bytes"`
+	// Truncated: a stream was longer than forgebox keeps (--max-output);
+	// its middle was dropped, and the text says how many bytes where.
 	Truncated bool `json:"truncated"`
+	// OutputID names the output for read_output when the result shows
+	// only its head and tail.
+	OutputID string `json:"output_id,omitempty"`
 	// Blocked names the layer that stopped the command or made it fail,
 	// and how to proceed.
 	Blocked *Blocked `json:"blocked,omitempty"`
@@ -109,8 +114,8 @@ func verdict(d *policy.Decision) *Verdict {
 const runShellDescription = `Run a shell command line (bash) in forgebox's sandbox and return its exit code and output.
 The workspace is writable; the rest of the system is read-only, secrets and host sockets are hidden, and the network is as the server was configured (usually off).
 A policy judges the command first: it may be denied (the result names the rule and a hint) or need a person's approval (you get approval_required; do not retry a variant to get around it).
-stdin is closed: interactive programs get EOF (use shell_start and shell_send for those). Output keeps its head and tail; the middle of a long output is replaced by "[forgebox: N bytes omitted]".
-The command is killed at its timeout, or after a while without printing anything. State (cd, variables) does not persist between calls: use shell_exec for that.`
+stdin is closed: interactive programs get EOF (use shell_start and shell_send for those). A long output shows its head and tail; the line between them names the omitted bytes and the read_output call that reads them.
+The command is killed at its timeout (timeout_ms), or when it prints nothing for a while (idle_timeout_ms: raise it for long silent steps such as builds). State (cd, variables) does not persist between calls: use shell_exec for that.`
 
 func (s *server) addShellTools(srv *mcp.Server) {
 	addTool(srv, &mcp.Tool{Name: "run_shell_command", Description: runShellDescription,
@@ -123,7 +128,7 @@ func (s *server) addShellTools(srv *mcp.Server) {
 
 func ptr[T any](v T) *T { return &v }
 
-func (s *server) runShell(ctx context.Context, req *mcp.CallToolRequest, in RunShellInput) (*mcp.CallToolResult, CommandOutput, error) {
+func (s *server) runShell(ctx context.Context, req *mcp.CallToolRequest, in RunShellInput) (*mcp.CallToolResult, any, error) {
 	switch {
 	case strings.TrimSpace(in.Command) == "":
 		return s.refuseInput(in.Command, "command is empty: give the command line to run")
@@ -138,10 +143,10 @@ func (s *server) runShell(ctx context.Context, req *mcp.CallToolRequest, in RunS
 	}
 	out, asking := s.runJudged(ctx, req, r, in.Description)
 	if asking != nil {
-		return asking, CommandOutput{}, nil
+		return asking, nil, nil
 	}
 	out.Notes = append(out.Notes, notes...)
-	return s.commandResult(in.Command, &out), out, nil
+	return s.commandResult(in.Command, &out), nil, nil
 }
 
 // request builds a run request from a tool's directory and timeouts, and
@@ -169,9 +174,9 @@ func (s *server) request(t Target, directory string, timeoutMS, idleMS int64) (R
 
 // refuseInput is the result of a call whose arguments cannot be run: it
 // did not run, with forgebox's exit code for refused input.
-func (s *server) refuseInput(what, msg string) (*mcp.CallToolResult, CommandOutput, error) {
+func (s *server) refuseInput(what, msg string) (*mcp.CallToolResult, any, error) {
 	out := CommandOutput{ExitCode: sandbox.ExitForgebox, Blocked: &Blocked{Layer: "input", Message: msg, Hint: "fix the arguments and call again"}}
-	return s.commandResult(what, &out), out, nil
+	return s.commandResult(what, &out), nil, nil
 }
 
 // runJudged runs a command through the backend once the gate let it
@@ -434,23 +439,23 @@ func refusedConnection(res RunResult) *sandbox.Connection {
 	return nil
 }
 
+// ResultMeta is the key of a command result's data in the result's
+// _meta: what forgebox run --json says, but for the output, which is in
+// the text. Models see the text; programs read the data.
+const ResultMeta = "forgebox/result"
+
 // commandResult renders a command's outcome for the model: a line for
-// people, then the output. It gives a command that did not run the exit
-// code forgebox run gives it (125: forgebox refused its input or failed;
-// 126: the policy or the person refused it).
+// people, what stopped it or what forgebox did, then the output, head and
+// tail within the server's budget; the data (CommandOutput) goes in
+// _meta. It gives a command that did not run the exit code forgebox run
+// gives it (125: forgebox refused its input or failed; 126: the policy or
+// the person refused it).
 func (s *server) commandResult(what string, out *CommandOutput) *mcp.CallToolResult {
 	if !out.Ran && out.ExitCode == 0 {
 		out.ExitCode = notRunExit(out)
 	}
 	var b strings.Builder
 	b.WriteString(summary(what, *out))
-	if out.Ran {
-		fmt.Fprintf(&b, "\n--- stdout (%d bytes) ---\n%s", out.StdoutBytes, out.Stdout)
-		if !strings.HasSuffix(out.Stdout, "\n") && out.Stdout != "" {
-			b.WriteByte('\n')
-		}
-		fmt.Fprintf(&b, "--- stderr (%d bytes) ---\n%s", out.StderrBytes, out.Stderr)
-	}
 	if out.Blocked != nil {
 		fmt.Fprintf(&b, "\n[%s] %s\nhint: %s", out.Blocked.Layer, out.Blocked.Message, out.Blocked.Hint)
 	}
@@ -463,7 +468,30 @@ func (s *server) commandResult(what string, out *CommandOutput) *mcp.CallToolRes
 	for _, n := range out.Notes {
 		fmt.Fprintf(&b, "\nnote: %s", n)
 	}
-	return textResult(b.String(), !out.Ran)
+	if out.Ran {
+		id := out.HistoryKey
+		nOut, nErr := shares(len(out.Stdout), len(out.Stderr), s.budget())
+		stdout, cutOut := clip(out.Stdout, nOut, "stdout", id)
+		stderr, cutErr := clip(out.Stderr, nErr, "stderr", id)
+		if cutOut || cutErr {
+			out.OutputID = s.outputs.keep(id, out.Stdout, out.Stderr)
+			if out.OutputID != id {
+				stdout, _ = clip(out.Stdout, nOut, "stdout", out.OutputID)
+				stderr, _ = clip(out.Stderr, nErr, "stderr", out.OutputID)
+			}
+		}
+		stream(&b, "stdout", out.StdoutBytes, stdout)
+		stream(&b, "stderr", out.StderrBytes, stderr)
+	}
+	res := textResult(b.String(), !out.Ran)
+	res.Meta = mcp.Meta{ResultMeta: out}
+	return res
+}
+
+// stream writes one stream's section: its size as the command wrote it,
+// then what is shown of it.
+func stream(b *strings.Builder, name string, total int64, shown string) {
+	fmt.Fprintf(b, "\n--- %s (%d bytes) ---\n%s", name, total, shown)
 }
 
 // notRunExit is the exit code of a command that did not run: 126 when

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,13 +75,37 @@ func (c *mcpClient) call(name string, args map[string]any, out any) (*mcp.CallTo
 	if out != nil {
 		reflect.ValueOf(out).Elem().SetZero()
 	}
-	if out != nil && res.StructuredContent != nil {
-		b, _ := json.Marshal(res.StructuredContent)
+	data := res.StructuredContent
+	if data == nil && res.Meta != nil {
+		// A command's data is in _meta, its output only in the text.
+		if m, ok := res.Meta["forgebox/result"].(map[string]any); ok {
+			d := maps.Clone(m)
+			d["stdout"], d["stderr"] = streamText(text.String(), "stdout"), streamText(text.String(), "stderr")
+			data = d
+		}
+	}
+	if out != nil && data != nil {
+		b, _ := json.Marshal(data)
 		if err := json.Unmarshal(b, out); err != nil {
 			c.t.Fatalf("%s: structured content %s: %v", name, b, err)
 		}
 	}
 	return res, text.String()
+}
+
+// streamText is what a command result's text shows of a stream: the
+// section after "--- stdout (N bytes) ---", up to the next one.
+func streamText(text, name string) string {
+	i := strings.Index(text, "\n--- "+name+" (")
+	if i < 0 {
+		return ""
+	}
+	body := text[i+1:]
+	body = body[strings.IndexByte(body, '\n')+1:]
+	if j := strings.Index(body, "\n--- stderr ("); name == "stdout" && j >= 0 {
+		body = body[:j]
+	}
+	return body
 }
 
 // commandOutput is the part of run_shell_command's structured result the

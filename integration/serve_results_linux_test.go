@@ -1,6 +1,10 @@
 package integration
 
 import (
+	"encoding/json"
+	"os/exec"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -81,6 +85,53 @@ func TestServeReportsQuarantine(t *testing.T) {
 		_, text := c.call("run_shell_command", map[string]any{"command": "mkdir -p sub && echo 'echo hi' > sub/.envrc"}, &out)
 		if !out.Ran || len(out.Quarantined) == 0 || !strings.Contains(text, "moved aside") {
 			t.Errorf("a planted .envrc: %+v\n%s; want it in quarantined and in the text", out, text)
+		}
+	})
+}
+
+// A long output is shown once (in the text, never also in the data),
+// head and tail within the server's budget, and the omitted bytes are
+// read with read_output.
+func TestServeOutputBudget(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		c := e.serveMCP(nil)
+		full, err := exec.Command("seq", "1", "100000").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, text := c.call("run_shell_command", map[string]any{"command": "seq 1 100000"}, nil)
+		if res.StructuredContent != nil {
+			t.Errorf("the result has structured content too: the output would reach some models twice")
+		}
+		meta, _ := json.Marshal(res.Meta)
+		if strings.Contains(string(meta), `"stdout"`) || strings.Contains(string(meta), "\\n99999\\n") {
+			t.Errorf("the output is in _meta as well: %.200s", meta)
+		}
+		if len(text) > 25<<10 || !strings.HasPrefix(streamText(text, "stdout"), "1\n2\n3\n") || !strings.HasSuffix(streamText(text, "stdout"), "99999\n100000\n") {
+			t.Fatalf("result text of %d bytes; want at most the 24 KiB budget and a little, head and tail:\n%.300s", len(text), text)
+		}
+		m := regexp.MustCompile(`bytes (\d+) to (\d+) of (\d+) omitted here; read them with read_output \{"output_id": "([^"]+)", "stream": "stdout", "offset": (\d+)\}`).FindStringSubmatch(text)
+		if m == nil || m[3] != strconv.Itoa(len(full)) {
+			t.Fatalf("no read_output line for %d bytes in %.2000s", len(full), text)
+		}
+		from, _ := strconv.Atoi(m[1])
+		to, _ := strconv.Atoi(m[2])
+		var got strings.Builder
+		for off := from; off < to; {
+			_, part := c.call("read_output", map[string]any{"output_id": m[4], "stream": "stdout", "offset": off}, nil)
+			header, body, _ := strings.Cut(part, "\n")
+			if body == "" {
+				t.Fatalf("read_output at %d: %q", off, part)
+			}
+			got.WriteString(body)
+			off += len(body)
+			_ = header
+		}
+		if want := string(full[from:to]); got.String()[:to-from] != want {
+			t.Errorf("read_output gave other bytes than the command printed between %d and %d", from, to)
+		}
+		if res, text := c.call("read_output", map[string]any{"output_id": "nope"}, nil); !res.IsError || !strings.Contains(text, "no output") {
+			t.Errorf("read_output of an unknown id: %q", text)
 		}
 	})
 }

@@ -44,7 +44,7 @@ approval_required. Flags (the sandbox's are forgebox run's):
 // forwarded to each forgebox run.
 type serveFlags struct {
 	timeout, defaultTimeout, idleTimeout durationFlag
-	maxSessions                          int
+	maxSessions, outputBudget            int
 	sessionIdle                          durationFlag
 	forward                              []string // run flags, as given
 }
@@ -115,6 +115,7 @@ func (e env) serve(args []string) int {
 	fs.Var(&sf.defaultTimeout, "default-timeout", "a command's timeout when the model gives none (`DURATION`, default 2m)")
 	fs.Var(&sf.idleTimeout, "idle-timeout", "kill a command that printed nothing for `DURATION` (default 1m; 0: never)")
 	fs.IntVar(&sf.maxSessions, "max-sessions", 8, "at most `N` shell sessions at once")
+	fs.IntVar(&sf.outputBudget, "output-budget", agent.DefaultOutputBudget, "show the model at most `BYTES` of a command's output, head and tail (the rest: read_output)")
 	fs.Var(&sf.sessionIdle, "session-idle", "close a shell session unused for `DURATION` (default 30m)")
 	fs.Usage = func() {
 		fmt.Fprint(e.stderr, serveUsage)
@@ -124,6 +125,10 @@ func (e env) serve(args []string) int {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
+		return exitForgebox
+	}
+	if sf.outputBudget < 1024 {
+		e.errorf("serve: --output-budget %d is too small: give at least 1024 bytes", sf.outputBudget)
 		return exitForgebox
 	}
 	if fs.NArg() > 0 {
@@ -211,7 +216,7 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 	}
 	cfg := agent.Config{
 		Workspace: ctx.Workspace, Version: version, SessionID: sid, Backend: b,
-		DefaultTimeout: sf.defaultTimeout.d, MaxTimeout: sf.timeout.d, IdleTimeout: sf.idleTimeout.d,
+		DefaultTimeout: sf.defaultTimeout.d, MaxTimeout: sf.timeout.d, IdleTimeout: sf.idleTimeout.d, OutputBudget: sf.outputBudget,
 		SessionArgv: b.sessionArgv, Record: b.record, CheckWorkspace: checkWorkspace(rf, ctx.Workspace),
 	}
 	// The file tools keep the sandbox's rules: the workspace only, its
