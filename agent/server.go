@@ -130,6 +130,7 @@ func NewServer(c Config) (*mcp.Server, error) {
 	s := &server{c: c}
 	srv := mcp.NewServer(&mcp.Implementation{Name: "forgebox", Title: "forgebox: sandboxed shell", Version: c.Version},
 		&mcp.ServerOptions{Instructions: s.instructions()})
+	srv.AddReceivingMiddleware(s.clientCouldNotAsk)
 	s.addShellTools(srv)
 	s.addOutputTools(srv)
 	s.addFileTools(srv)
@@ -142,6 +143,26 @@ func (s *server) instructions() string {
 Every command is judged by a policy first: it is allowed, denied (the result says why), or needs a person's approval (you will be told; do not try to work around it).
 Use run_shell_command for one-off commands, check_command to learn whether a command would be allowed, the file tools to read and change files without a shell, git for version control, and shell_start/shell_exec for a shell whose state persists.`,
 		s.c.Workspace, "as configured when the server started")
+}
+
+// couldNotAsk marks a call whose question the client failed to put to
+// the person; its value is the client's error.
+type couldNotAsk struct{}
+
+// clientCouldNotAsk turns a question the client failed to answer (its
+// elicitation failed, or it answered outside the offered answers, which
+// the SDK refuses before forgebox sees it) into the tool's own result:
+// the call is made again without asking, so the model gets the answer a
+// client without elicitation gets (approval_required, with the code a
+// person can answer in a terminal), never a bare JSON-RPC error.
+func (s *server) clientCouldNotAsk(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		res, err := next(ctx, method, req)
+		if err != nil && method == "tools/call" && strings.Contains(err.Error(), "fulfilling input request") && ctx.Value(couldNotAsk{}) == nil {
+			return next(context.WithValue(ctx, couldNotAsk{}, err.Error()), method, req)
+		}
+		return res, err
+	}
 }
 
 // directory resolves a tool's directory argument: relative to the

@@ -257,11 +257,14 @@ func (s *server) gate(ctx context.Context, req *mcp.CallToolRequest, t Target, w
 			Message: "denied by forgebox's policy: " + reasonsOf(d), Hint: "do not retry this command or a variant of it; do the task another way, or ask the person"}}
 		return g, nil
 	}
-	if canElicit(req) {
+	if canElicit(req) && ctx.Value(couldNotAsk{}) == nil {
 		g.asking = s.askPerson(t, d, why)
 		return g, nil
 	}
 	need := s.approvalNeeded(ctx, t, d, why)
+	if failed, ok := ctx.Value(couldNotAsk{}).(string); ok {
+		need.Message += fmt.Sprintf(" (the client could not ask the person: %s)", failed)
+	}
 	g.stop = &CommandOutput{Approval: need, Decision: verdict(d), Blocked: &Blocked{Layer: "policy rule", Message: need.Message, Hint: need.How}}
 	return g, nil
 }
