@@ -60,6 +60,9 @@ type RunRequest struct {
 	Yes bool
 	// Env sets variables for the command (NAME=VALUE).
 	Env []string
+	// Output, when set, sees the output as it arrives, for progress
+	// reports (sandbox.Streams.Observe).
+	Output func([]byte)
 }
 
 // Config fixes what the server's tools may do. The model reaches only the

@@ -192,15 +192,25 @@ func (s *server) runJudged(ctx context.Context, req *mcp.CallToolRequest, r RunR
 	case g.asking != nil:
 		return CommandOutput{}, g.asking
 	case g.stop != nil:
+		logTo(ctx, req, "warning", "%s: %s", summary(r.display(), *g.stop), g.stop.Blocked.Message)
 		return *g.stop, nil
 	}
 	r.Yes = g.approved != ""
+	what := oneLine(r.display(), 120)
+	logTo(ctx, req, "info", "running %s in %s", what, r.Dir)
+	stop := reportProgress(ctx, req, &r)
 	res, err := s.c.Backend.Run(ctx, r)
+	stop()
 	if err != nil {
+		logTo(ctx, req, "error", "forgebox failed to run %s: %v", what, err)
 		return forgeboxFailed(err), nil
 	}
 	out = s.commandOutput(res, r.IdleTimeout)
 	out.ApprovedBy = g.approved
+	logTo(ctx, req, "info", "%s", summary(r.display(), out))
+	for _, q := range out.Quarantined {
+		logTo(ctx, req, "warning", "%s planted %s; forgebox moved it to %s (%s)", what, q.Path, q.MovedTo, q.Why)
+	}
 	return out, nil
 }
 

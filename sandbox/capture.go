@@ -276,6 +276,18 @@ func (o *outputs) captured() (out, errs Captured) {
 	return out, errs
 }
 
+// observing shows what it writes to an observer (Streams.Observe).
+type observing struct {
+	w   io.Writer
+	see func([]byte)
+}
+
+func (o observing) Write(p []byte) (int, error) {
+	n, err := o.w.Write(p)
+	o.see(p[:n])
+	return n, err
+}
+
 // callerTerminal is the caller's terminal, if stdin or stdout is one.
 func (o *outputs) callerTerminal() *os.File {
 	for _, f := range []*os.File{o.s.Stdin, o.s.Stdout} {
@@ -294,6 +306,11 @@ func isTerminal(f *os.File) bool { return f != nil && term.IsTerminal(int(f.Fd()
 // *capture when it needs one and finds none; finish, when not nil, writes
 // the limited stream's tail after the run.
 func streamSink(s Streams, dst *os.File, capture **headTail) (w io.Writer, finish func() error) {
+	defer func() {
+		if s.Observe != nil {
+			w = observing{w: w, see: s.Observe}
+		}
+	}()
 	if s.Capture {
 		if *capture == nil {
 			*capture = newHeadTail(s.MaxOutput)

@@ -184,6 +184,12 @@ type Streams struct {
 	// SIGHUP, SIGQUIT); if it has not exited after Spec.Grace the tree is
 	// killed. A second SIGINT or SIGTERM kills it at once.
 	Signals <-chan os.Signal
+	// Observe, when set, sees the output as it arrives, each chunk of
+	// stdout and stderr, when forgebox sees the bytes (Capture, MaxOutput,
+	// Keep or PTY): a progress report, not a record. It is called from the
+	// copying goroutines, concurrently for the two streams; it must
+	// return quickly and not keep p.
+	Observe func(p []byte)
 	// Launched, when set, is called once forgebox's own share of the
 	// launch is done, just before the sandbox is told to start the
 	// command, with what the sandbox enforces: from then on forgebox

@@ -352,7 +352,7 @@ func (b *serveBackend) Run(ctx context.Context, r agent.RunRequest) (agent.RunRe
 	req := f.request(spec, runner.Host{Getenv: os.Getenv, Cwd: r.Dir, Home: home})
 	req.Policy = b.pol
 	req.History.Args = b.recordedArgs(r)
-	req.Streams = sandbox.Streams{NoStdin: true, Capture: true, MaxOutput: f.maxOutput.n}
+	req.Streams = sandbox.Streams{NoStdin: true, Capture: true, MaxOutput: f.maxOutput.n, Observe: r.Output}
 	if !f.maxOutput.set {
 		req.Streams.MaxOutput = sandbox.DefaultMaxOutput
 	}
