@@ -299,6 +299,20 @@ func (f *FS) Write(path, content string, mkdirParents bool) error {
 	return f.write(path, content, mkdirParents)
 }
 
+// Edit replaces exact text in an existing text file: each edit in turn,
+// on what the one before left, all or nothing. An edit's old text must
+// occur exactly once, or at least once with All; no match, or more than
+// one without All, fails with KindNoMatch or KindAmbiguous and the lines
+// where it occurs. The file is changed as Write changes it (atomically,
+// keeping its permission bits, never through a final symbolic link, never
+// a protected or hidden path); a file that is not text (KindBinary) or
+// larger than MaxWrite, before or after, is refused, and so is a file that
+// changed between the read and the write.
+func (f *FS) Edit(path string, edits []Edit) (EditResult, error) {
+	defer f.hold()()
+	return f.edit(path, edits)
+}
+
 // Mkdir makes a directory and the missing ones above it (0755 less the
 // umask). An existing directory is not an error.
 func (f *FS) Mkdir(path string) error {
