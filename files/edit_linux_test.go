@@ -1,6 +1,7 @@
 package files
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -96,4 +97,23 @@ func TestEditHardLinkLeavesOtherNames(t *testing.T) {
 			t.Fatalf("hard = %q, want pwned", got)
 		}
 	})
+}
+
+// BenchmarkEdit is one edit of a 100 KiB source file: walk, read, replace,
+// fsync, rename.
+func BenchmarkEdit(b *testing.B) {
+	ws := b.TempDir()
+	f, err := New(Options{Root: ws, Protected: protectedForTest})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer f.Close()
+	line := "\tx := compute(a, b, c) // a line of code\n"
+	os.WriteFile(filepath.Join(ws, "big.go"), []byte(strings.Repeat(line, 100<<10/len(line))+"MARK0\n"), 0o644)
+	b.ResetTimer()
+	for i := range b.N {
+		if _, err := f.Edit("big.go", []Edit{{Old: fmt.Sprintf("MARK%d", i), New: fmt.Sprintf("MARK%d", i+1)}}); err != nil {
+			b.Fatal(err)
+		}
+	}
 }
