@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"reflect"
 	"slices"
 	"strconv"
@@ -37,6 +38,10 @@ func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In,
 	in, rin := schemaFor[In](t.Name, "input")
 	out, rout := schemaFor[Out](t.Name, "output")
 	t.InputSchema, t.OutputSchema = in, out
+	if t.Annotations != nil && t.Annotations.Title == "" {
+		// Clients of the 2025-03-26 protocol read the title here.
+		t.Annotations.Title = t.Title
+	}
 	srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args In
 		if err := decodeArguments(req.Params.Arguments, in, rin, &args); err != nil {
@@ -287,17 +292,20 @@ func checkObject(at string, obj map[string]any, s *jsonschema.Schema) error {
 		}
 	}
 	for _, name := range slices.Sorted(maps.Keys(obj)) {
-		if err := checkValue(argName(at, name), obj[name], s.Properties[name]); err != nil {
+		v, err := checkValue(argName(at, name), obj[name], s.Properties[name])
+		if err != nil {
 			return err
 		}
+		obj[name] = v
 	}
 	return nil
 }
 
-// checkValue checks one argument against its schema.
-func checkValue(name string, v any, p *jsonschema.Schema) error {
-	wrong := func() error {
-		return fmt.Errorf("the argument %s is %s: %s", name, jsonKind(v), expected(p))
+// checkValue checks one argument against its schema, and returns it as
+// the decoder takes it (a whole number written 1e3 or 5.0 as 1000 or 5).
+func checkValue(name string, v any, p *jsonschema.Schema) (any, error) {
+	wrong := func() (any, error) {
+		return nil, fmt.Errorf("the argument %s is %s: %s", name, jsonKind(v), expected(p))
 	}
 	switch p.Type {
 	case "string":
@@ -314,16 +322,18 @@ func checkValue(name string, v any, p *jsonschema.Schema) error {
 			return wrong()
 		}
 		f, err := n.Float64()
-		if p.Type == "integer" {
-			var i int64
-			i, err = n.Int64()
-			f = float64(i)
-		}
 		if err != nil {
-			return fmt.Errorf("the argument %s is %s, not %s: %s", name, n, typeName(p), expected(p))
+			return nil, fmt.Errorf("the argument %s is %s, out of range: %s", name, n, expected(p))
 		}
-		if p.Minimum != nil && f < *p.Minimum || p.Maximum != nil && f > *p.Maximum {
-			return fmt.Errorf("the argument %s is %s, out of range: %s", name, n, expected(p))
+		if p.Type == "integer" && f != math.Trunc(f) {
+			return nil, fmt.Errorf("the argument %s is %s, not a whole number: %s", name, n, expected(p))
+		}
+		// 2^63 is the first float64 beyond the int64 the decoder fills.
+		if p.Minimum != nil && f < *p.Minimum || p.Maximum != nil && f > *p.Maximum || p.Type == "integer" && (f >= 1<<63 || f < -(1<<63)) {
+			return nil, fmt.Errorf("the argument %s is %s, out of range: %s", name, n, expected(p))
+		}
+		if p.Type == "integer" {
+			return json.Number(strconv.FormatInt(int64(f), 10)), nil
 		}
 	case "array":
 		items, ok := v.([]any)
@@ -334,8 +344,9 @@ func checkValue(name string, v any, p *jsonschema.Schema) error {
 			if p.Items == nil {
 				break
 			}
-			if err := checkValue(fmt.Sprintf("%s[%d]", name, i), item, p.Items); err != nil {
-				return err
+			var err error
+			if items[i], err = checkValue(fmt.Sprintf("%s[%d]", name, i), item, p.Items); err != nil {
+				return nil, err
 			}
 		}
 	case "object":
@@ -343,9 +354,9 @@ func checkValue(name string, v any, p *jsonschema.Schema) error {
 		if !ok {
 			return wrong()
 		}
-		return checkObject(name, obj, p)
+		return obj, checkObject(name, obj, p)
 	}
-	return nil
+	return v, nil
 }
 
 func argName(at, name string) string {

@@ -76,8 +76,8 @@ func TestToolSchemas(t *testing.T) {
 	}
 	for _, tool := range res.Tools {
 		t.Run(tool.Name, func(t *testing.T) {
-			if tool.Title == "" {
-				t.Errorf("%s has no title", tool.Name)
+			if tool.Title == "" || tool.Annotations != nil && tool.Annotations.Title != tool.Title {
+				t.Errorf("%s has no title, or two", tool.Name)
 			}
 			a := tool.Annotations
 			switch {
@@ -160,6 +160,8 @@ func TestArgumentErrors(t *testing.T) {
 		{"run_shell_command", map[string]any{"command": "ls", "timeout_ms": -5}, []string{"timeout_ms is -5, out of range", "from 0 to 86400000", "milliseconds"}},
 		{"run_shell_command", map[string]any{"command": "ls", "timeout_ms": 1e15}, []string{"timeout_ms", "out of range", "from 0 to 86400000"}},
 		{"run_shell_command", map[string]any{"command": "ls", "timeout_ms": 1.5}, []string{"timeout_ms is 1.5, not a whole number"}},
+		{"run_shell_command", map[string]any{"command": "ls", "timeout_ms": 1e20}, []string{"timeout_ms", "out of range", "from 0 to 86400000"}},
+		{"run_shell_command", map[string]any{"command": "ls", "timeout_ms": json.RawMessage("1e400")}, []string{"timeout_ms is 1e400, out of range"}},
 		{"run_shell_command", map[string]any{"command": "ls", "timeout_ms": "100"}, []string{"timeout_ms is a string: give a whole number"}},
 		{"run_shell_command", map[string]any{"command": nil}, []string{"the argument command is missing: give a string (the command line"}},
 		{"run_shell_command", map[string]any{}, []string{"the argument command is missing"}},
@@ -178,6 +180,7 @@ func TestArgumentErrors(t *testing.T) {
 		}{
 			{"read_file", map[string]any{"path": nil}, []string{"the argument path is missing: give a string"}},
 			{"read_file", map[string]any{"path": true}, []string{"path is true: give a string"}},
+			{"read_file", map[string]any{"path": "a", "offset": json.RawMessage("2e0"), "limit": json.RawMessage("1e400")}, []string{"limit is 1e400, out of range: give a whole number"}},
 			{"edit_file", map[string]any{"path": "a", "old_string": "x"}, []string{"the argument new_string is missing"}},
 			{"multi_edit_file", map[string]any{"path": "a", "edits": []any{map[string]any{"old_string": "x"}}}, []string{"edits[0].new_string is missing"}},
 			{"multi_edit_file", map[string]any{"path": "a", "edits": []any{"x"}}, []string{"edits[0] is a string: give an object with new_string, old_string, replace_all"}},
@@ -207,8 +210,9 @@ func TestArgumentErrors(t *testing.T) {
 	}
 }
 
-// A null for an optional argument counts as absent, and an argument
-// spelled in another case is not taken for the real one.
+// A null for an optional argument counts as absent, a whole number may be
+// written in any form JSON allows, and an argument spelled in another case
+// is not taken for the real one.
 func TestArgumentNullAndCase(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the file tools are Linux-only")
@@ -218,6 +222,11 @@ func TestArgumentNullAndCase(t *testing.T) {
 	res, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "list_directory", Arguments: map[string]any{"path": nil}})
 	if err != nil || res.IsError || !strings.Contains(resultText(res), "a.txt") {
 		t.Errorf("list_directory(path: null) = %v, %s", err, resultText(res))
+	}
+	// A whole number written as JSON allows (1e0) is the number.
+	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"path": "a.txt", "offset": json.RawMessage("1e0")}})
+	if err != nil || res.IsError || !strings.HasSuffix(resultText(res), "\nne\n") {
+		t.Errorf("read_file(offset: 1e0) = %v, %q", err, resultText(res))
 	}
 	res, err = cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "read_file", Arguments: map[string]any{"PATH": "a.txt"}})
 	if err != nil || !res.IsError || !strings.Contains(resultText(res), "the argument path is missing") {
