@@ -20,6 +20,10 @@ type PathInput struct {
 	Path string `json:"path" jsonschema:"a path inside the workspace, relative to it or absolute"`
 }
 
+type ListInput struct {
+	Path string `json:"path,omitempty" jsonschema:"the directory, inside the workspace, relative to it or absolute (default: the workspace)"`
+}
+
 type ReadInput struct {
 	Path   string `json:"path" jsonschema:"the file, inside the workspace"`
 	Offset int64  `json:"offset,omitempty" jsonschema:"the byte to start at (default 0); the result says where the next part starts"`
@@ -41,29 +45,63 @@ type DeleteInput struct {
 	Recursive bool   `json:"recursive,omitempty" jsonschema:"delete a directory and everything in it"`
 }
 
-// Done is the result of a file action that returns nothing else.
+type EditInput struct {
+	Path       string `json:"path" jsonschema:"the text file to change, inside the workspace"`
+	OldString  string `json:"old_string" jsonschema:"the exact text to replace, whitespace and line breaks included; it must occur exactly once unless replace_all"`
+	NewString  string `json:"new_string" jsonschema:"the text to put in its place (empty to delete it)"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence of old_string (default false: it must occur exactly once)"`
+}
+
+type MultiEditInput struct {
+	Path  string       `json:"path" jsonschema:"the text file to change, inside the workspace"`
+	Edits []EditChange `json:"edits" jsonschema:"the replacements, made in order, each on the text the previous one left; all or none"`
+}
+
+// EditChange is one replacement of multi_edit_file.
+type EditChange struct {
+	OldString  string `json:"old_string" jsonschema:"the exact text to replace; it must occur exactly once unless replace_all"`
+	NewString  string `json:"new_string" jsonschema:"the text to put in its place (empty to delete it)"`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"replace every occurrence of old_string (default false)"`
+}
+
+// Done is the result of an action that returns nothing else.
 type Done struct {
-	Done bool   `json:"done"`
-	Path string `json:"path"`
+	Done bool   `json:"done" jsonschema:"the action was done"`
+	Path string `json:"path,omitempty" jsonschema:"the path acted on, for a file action"`
 }
 
 func (s *server) addFileTools(srv *mcp.Server) {
 	if s.c.Files == nil {
 		return
 	}
-	edit := &mcp.ToolAnnotations{DestructiveHint: ptr(false), OpenWorldHint: ptr(false)}
-	addTool(srv, &mcp.Tool{Name: "list_directory", Description: "List a directory of the workspace: names, types, sizes, modes, times and link targets. Hidden (secret) names show only their name.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.listDirectory)
-	addTool(srv, &mcp.Tool{Name: "read_file", Description: "Read a file of the workspace as text, in parts of at most 256 KiB (offset, limit); a binary file comes back in base64 with binary true.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.readFile)
-	addTool(srv, &mcp.Tool{Name: "write_file", Description: "Create or replace a file of the workspace with this text (parent directories are created). Protected files (.git/hooks, .envrc, editor and agent settings) cannot be written.",
-		Annotations: edit}, s.writeFile)
-	addTool(srv, &mcp.Tool{Name: "make_directory", Description: "Create a directory of the workspace, and its parents.", Annotations: edit}, s.makeDirectory)
-	addTool(srv, &mcp.Tool{Name: "move_item", Description: "Move or rename a file or directory inside the workspace; the destination must not exist.", Annotations: edit}, s.moveItem)
-	addTool(srv, &mcp.Tool{Name: "copy_item", Description: "Copy a file or directory tree inside the workspace; the destination must not exist.", Annotations: edit}, s.copyItem)
-	addTool(srv, &mcp.Tool{Name: "delete_item", Description: "Delete a file, or a directory with recursive true. The policy judges it like rm: it may be denied or need a person's approval.",
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}}, s.deleteItem)
+	addTool(srv, &mcp.Tool{Name: "list_directory", Title: "List a directory", Annotations: readOnly(),
+		Description: "List a directory of the workspace: names, types, sizes, modes (octal, as chmod takes them), times and link targets. Hidden (secret) names show only their name."},
+		s.listDirectory)
+	addTool(srv, &mcp.Tool{Name: "read_file", Title: "Read a file", Annotations: readOnly(),
+		Description: "Read a file of the workspace as text, in parts of at most 256 KiB (offset, limit); a binary file comes back in base64 with binary true."},
+		s.readFile)
+	addTool(srv, &mcp.Tool{Name: "write_file", Title: "Write a whole file", Annotations: changes(true, true),
+		Description: "Create or replace a file of the workspace with this text (parent directories are created). Protected files (.git/hooks, .git/config, .envrc, editor and agent settings) cannot be written. To change part of a file, use edit_file."},
+		s.writeFile)
+	addTool(srv, &mcp.Tool{Name: "edit_file", Title: "Edit a file by replacing exact text", Annotations: changes(true, false),
+		Description: editDescription}, s.editFile)
+	addTool(srv, &mcp.Tool{Name: "multi_edit_file", Title: "Make several edits to one file", Annotations: changes(true, false),
+		Description: "Make several exact-text replacements in one file, in order (each on the text the previous left), all or none: if one fails, the file is not changed. Each edit is as in edit_file."},
+		s.multiEditFile)
+	addTool(srv, &mcp.Tool{Name: "make_directory", Title: "Make a directory", Annotations: changes(false, true),
+		Description: "Create a directory of the workspace, and its parents."}, s.makeDirectory)
+	addTool(srv, &mcp.Tool{Name: "move_item", Title: "Move or rename a file or directory", Annotations: changes(false, true),
+		Description: "Move or rename a file or directory inside the workspace; the destination must not exist."}, s.moveItem)
+	addTool(srv, &mcp.Tool{Name: "copy_item", Title: "Copy a file or directory", Annotations: changes(false, true),
+		Description: "Copy a file or directory tree inside the workspace; the destination must not exist."}, s.copyItem)
+	addTool(srv, &mcp.Tool{Name: "delete_item", Title: "Delete a file or directory", Annotations: changes(true, true),
+		Description: "Delete a file, or a directory with recursive true. The policy judges it like rm: it may be denied or need a person's approval."},
+		s.deleteItem)
 }
+
+const editDescription = `Change a text file of the workspace by replacing exact text: old_string, copied exactly from the file (whitespace, indentation and line breaks included), becomes new_string.
+old_string must occur exactly once, so include enough of the lines around it to make it unique; or set replace_all to replace every occurrence. No match, or several without replace_all, is an error that gives the count and the lines: nothing is changed then.
+The file keeps its permission bits and is replaced atomically. Protected files (.git/hooks, .git/config, .envrc, editor and agent settings), binary files and symbolic links are not edited.`
 
 // fileError renders an error of the files package for the model.
 func fileError(err error) *mcp.CallToolResult {
@@ -74,7 +112,7 @@ func fileError(err error) *mcp.CallToolResult {
 	return textResult(err.Error(), true)
 }
 
-func (s *server) listDirectory(_ context.Context, _ *mcp.CallToolRequest, in PathInput) (*mcp.CallToolResult, files.Listing, error) {
+func (s *server) listDirectory(_ context.Context, _ *mcp.CallToolRequest, in ListInput) (*mcp.CallToolResult, files.Listing, error) {
 	if in.Path == "" {
 		in.Path = "."
 	}
@@ -116,6 +154,31 @@ func (s *server) writeFile(_ context.Context, _ *mcp.CallToolRequest, in WriteIn
 		return fileError(err), Done{}, nil
 	}
 	return textResult(fmt.Sprintf("wrote %d bytes to %s", len(in.Content), in.Path), false), Done{Done: true, Path: in.Path}, nil
+}
+
+func (s *server) editFile(_ context.Context, _ *mcp.CallToolRequest, in EditInput) (*mcp.CallToolResult, files.EditResult, error) {
+	return s.edit(in.Path, []files.Edit{{Old: in.OldString, New: in.NewString, All: in.ReplaceAll}})
+}
+
+func (s *server) multiEditFile(_ context.Context, _ *mcp.CallToolRequest, in MultiEditInput) (*mcp.CallToolResult, files.EditResult, error) {
+	edits := make([]files.Edit, len(in.Edits))
+	for i, e := range in.Edits {
+		edits[i] = files.Edit{Old: e.OldString, New: e.NewString, All: e.ReplaceAll}
+	}
+	return s.edit(in.Path, edits)
+}
+
+func (s *server) edit(path string, edits []files.Edit) (*mcp.CallToolResult, files.EditResult, error) {
+	r, err := s.c.Files.Edit(path, edits)
+	if err != nil {
+		return fileError(err), files.EditResult{}, nil
+	}
+	lines := make([]string, len(r.Lines))
+	for i, l := range r.Lines {
+		lines[i] = fmt.Sprint(l)
+	}
+	text := fmt.Sprintf("edited %s: %d replacement(s), at line %s; the file is now %d bytes", r.Path, r.Replacements, strings.Join(lines, ", "), r.Size)
+	return textResult(text, false), r, nil
 }
 
 func (s *server) makeDirectory(_ context.Context, _ *mcp.CallToolRequest, in PathInput) (*mcp.CallToolResult, Done, error) {

@@ -26,8 +26,8 @@ type ShellStartInput struct {
 }
 
 type ShellStarted struct {
-	Session string `json:"session"`
-	Cwd     string `json:"cwd"`
+	Session string `json:"session" jsonschema:"the session's id, for the other shell_ tools"`
+	Cwd     string `json:"cwd" jsonschema:"the directory the shell started in"`
 }
 
 type ShellExecInput struct {
@@ -37,21 +37,21 @@ type ShellExecInput struct {
 }
 
 type ShellExecOutput struct {
-	Ran          bool            `json:"ran"`
-	ExitCode     int             `json:"exit_code"`
-	Output       string          `json:"output"`
-	TimedOut     bool            `json:"timed_out"`
-	StillRunning bool            `json:"still_running,omitempty"`
-	Truncated    bool            `json:"truncated"`
-	DurationMS   float64         `json:"duration_ms"`
-	Cwd          string          `json:"cwd,omitempty"`
-	Blocked      *Blocked        `json:"blocked,omitempty"`
-	Approval     *ApprovalNeeded `json:"approval_required,omitempty"`
-	Decision     *Verdict        `json:"decision,omitempty"`
-	HistoryKey   string          `json:"history_key,omitempty"`
+	Ran          bool            `json:"ran" jsonschema:"the command ran; false when the policy stopped it or it awaits an approval"`
+	ExitCode     int             `json:"exit_code" jsonschema:"the command's exit status: 130 after an interrupt, -1 when unknown because it is still running"`
+	Output       string          `json:"output" jsonschema:"what the command printed, stdout and stderr interleaved as on a terminal, without escape sequences"`
+	TimedOut     bool            `json:"timed_out" jsonschema:"the timeout passed and Ctrl-C was sent"`
+	StillRunning bool            `json:"still_running,omitempty" jsonschema:"the command did not stop after Ctrl-C: its further output goes to shell_read"`
+	Truncated    bool            `json:"truncated" jsonschema:"the output was longer than forgebox keeps: its middle was dropped"`
+	DurationMS   float64         `json:"duration_ms" jsonschema:"how long the command ran, in milliseconds"`
+	Cwd          string          `json:"cwd,omitempty" jsonschema:"the shell's directory after the command"`
+	Blocked      *Blocked        `json:"blocked,omitempty" jsonschema:"what stopped the command, and how to proceed"`
+	Approval     *ApprovalNeeded `json:"approval_required,omitempty" jsonschema:"set when the command needs a person's approval that could not be asked for here"`
+	Decision     *Verdict        `json:"decision,omitempty" jsonschema:"the policy's decision on the command"`
+	HistoryKey   string          `json:"history_key,omitempty" jsonschema:"the run's key in forgebox's history"`
 	// Quarantined lists protected paths the session's commands created,
 	// moved aside.
-	Quarantined []sandbox.Quarantined `json:"quarantined,omitempty"`
+	Quarantined []sandbox.Quarantined `json:"quarantined,omitempty" jsonschema:"protected paths the session's commands created, moved aside"`
 }
 
 type ShellSendInput struct {
@@ -61,18 +61,18 @@ type ShellSendInput struct {
 
 type ShellReadInput struct {
 	Session string `json:"session" jsonschema:"the session id"`
-	WaitMS  int64  `json:"wait_ms,omitempty" jsonschema:"wait up to this many milliseconds for output to settle (default 500, at most 30000)"`
+	WaitMS  int64  `json:"wait_ms,omitempty" jsonschema:"wait up to this many milliseconds for output to settle (default 500)"`
 }
 
 type ShellReadOutput struct {
-	Output    string         `json:"output"`
-	Truncated bool           `json:"truncated"`
-	Screen    session.Screen `json:"screen"`
-	AtPrompt  bool           `json:"at_prompt"`
-	Alive     bool           `json:"alive"`
+	Output    string         `json:"output" jsonschema:"the text printed since the last read, without escape sequences"`
+	Truncated bool           `json:"truncated" jsonschema:"the output was longer than forgebox keeps: its middle was dropped"`
+	Screen    session.Screen `json:"screen" jsonschema:"what the terminal shows now"`
+	AtPrompt  bool           `json:"at_prompt" jsonschema:"the shell waits for a command line: shell_exec will run"`
+	Alive     bool           `json:"alive" jsonschema:"the session is open and its shell running"`
 	// Quarantined lists protected paths the session's commands created,
 	// moved aside.
-	Quarantined []sandbox.Quarantined `json:"quarantined,omitempty"`
+	Quarantined []sandbox.Quarantined `json:"quarantined,omitempty" jsonschema:"protected paths the session's commands created, moved aside"`
 }
 
 type SessionInput struct {
@@ -80,7 +80,7 @@ type SessionInput struct {
 }
 
 type ShellList struct {
-	Sessions []session.Info `json:"sessions"`
+	Sessions []session.Info `json:"sessions" jsonschema:"the open sessions"`
 }
 
 // SessionCommand is a command shell_exec ran, for the history.
@@ -101,16 +101,22 @@ func (s *server) addSessionTools(srv *mcp.Server) {
 	if s.c.Sessions == nil || s.c.SessionArgv == nil {
 		return
 	}
-	addTool(srv, &mcp.Tool{Name: "shell_start", Description: `Start a sandboxed bash on a terminal that persists between calls (cd, exported variables, a virtualenv carry over) and can run interactive programs. Returns the session id. Sessions close after a while unused; at most a few are open at once.`},
+	addTool(srv, &mcp.Tool{Name: "shell_start", Title: "Start a shell session", Annotations: changes(false, false),
+		Description: `Start a sandboxed bash on a terminal that persists between calls (cd, exported variables, a virtualenv carry over) and can run interactive programs. Returns the session id. Sessions close after a while unused; at most a few are open at once.`},
 		s.shellStart)
-	addTool(srv, &mcp.Tool{Name: "shell_exec", Description: `Run a command line in a session's shell and wait for it: its output and exit status. It is judged by the policy first, like run_shell_command. Refused while an interactive program holds the terminal (use shell_send and shell_read for that).`},
+	addTool(srv, &mcp.Tool{Name: "shell_exec", Title: "Run a command in a shell session", Annotations: changes(true, false),
+		Description: `Run a command line in a session's shell and wait for it: its output and exit status. It is judged by the policy first, like run_shell_command. Refused while an interactive program holds the terminal (use shell_send and shell_read for that).`},
 		s.shellExec)
-	addTool(srv, &mcp.Tool{Name: "shell_send", Description: "Type into a session's terminal, for interactive programs (a REPL, vim, less, top, git rebase -i). " + session.KeySyntax + " What you type is not judged by the policy: the session's sandbox still applies."},
+	addTool(srv, &mcp.Tool{Name: "shell_send", Title: "Type into a shell session", Annotations: changes(true, false),
+		Description: "Type into a session's terminal, for interactive programs (a REPL, vim, less, top, git rebase -i). " + session.KeySyntax + " What you type is not judged by the policy: the session's sandbox still applies."},
 		s.shellSend)
-	addTool(srv, &mcp.Tool{Name: "shell_read", Description: "Read a session: the output since the last read, and the screen as a terminal shows it (rows of text, cursor position), to see what vim or top displays.",
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.shellRead)
-	addTool(srv, &mcp.Tool{Name: "shell_list", Description: "List the open shell sessions.", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.shellList)
-	addTool(srv, &mcp.Tool{Name: "shell_close", Description: "Close a shell session: every process it started dies."}, s.shellClose)
+	addTool(srv, &mcp.Tool{Name: "shell_read", Title: "Read a shell session's output and screen", Annotations: readOnly(),
+		Description: "Read a session: the output since the last read, and the screen as a terminal shows it (rows of text, cursor position), to see what vim or top displays."},
+		s.shellRead)
+	addTool(srv, &mcp.Tool{Name: "shell_list", Title: "List shell sessions", Annotations: readOnly(),
+		Description: "List the open shell sessions."}, s.shellList)
+	addTool(srv, &mcp.Tool{Name: "shell_close", Title: "Close a shell session", Annotations: changes(true, true),
+		Description: "Close a shell session: every process it started dies."}, s.shellClose)
 }
 
 func (s *server) shellStart(ctx context.Context, _ *mcp.CallToolRequest, in ShellStartInput) (*mcp.CallToolResult, ShellStarted, error) {
@@ -278,7 +284,7 @@ func (s *server) shellRead(_ context.Context, _ *mcp.CallToolRequest, in ShellRe
 	}
 	wait := 500 * time.Millisecond
 	if in.WaitMS > 0 {
-		wait = min(time.Duration(in.WaitMS)*time.Millisecond, 30*time.Second)
+		wait = min(time.Duration(in.WaitMS), maxWaitMS) * time.Millisecond
 	}
 	r := sess.Read(wait)
 	out := ShellReadOutput{Output: r.Output, Truncated: r.Truncated, Screen: r.Screen, AtPrompt: r.AtPrompt, Alive: r.Alive}

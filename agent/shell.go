@@ -118,12 +118,12 @@ stdin is closed: interactive programs get EOF (use shell_start and shell_send fo
 The command is killed at its timeout (timeout_ms), or when it prints nothing for a while (idle_timeout_ms: raise it for long silent steps such as builds). State (cd, variables) does not persist between calls: use shell_exec for that.`
 
 func (s *server) addShellTools(srv *mcp.Server) {
-	addTool(srv, &mcp.Tool{Name: "run_shell_command", Description: runShellDescription,
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}}, s.runShell)
+	addTool(srv, &mcp.Tool{Name: "run_shell_command", Title: "Run a shell command in the sandbox", Description: runShellDescription,
+		Annotations: changes(true, false)}, s.runShell)
 	addTool(srv, &mcp.Tool{Name: "check_command", Description: `Ask forgebox's policy what it would decide about a command line, without running it: allow, ask (a person must approve) or deny, with the risk level, category, the rule that decided, and the reasons.`,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}, s.checkCommand)
-	addTool(srv, &mcp.Tool{Name: "git", Description: gitDescription,
-		Annotations: &mcp.ToolAnnotations{DestructiveHint: ptr(true), OpenWorldHint: ptr(false)}}, s.git)
+		Title: "Check a command against the policy", Annotations: readOnly()}, s.checkCommand)
+	addTool(srv, &mcp.Tool{Name: "git", Title: "Run git in the sandbox", Description: gitDescription,
+		Annotations: changes(true, false)}, s.git)
 }
 
 func ptr[T any](v T) *T { return &v }

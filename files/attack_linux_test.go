@@ -44,6 +44,9 @@ func attacks() []attack {
 	cp := func(from, to string) func(*fixture) error {
 		return func(fx *fixture) error { return fx.fs.Copy(from, to) }
 	}
+	edit := func(p, old string) func(*fixture) error {
+		return func(fx *fixture) error { _, err := fx.fs.Edit(p, []Edit{{Old: old, New: "pwned"}}); return err }
+	}
 	long := strings.Repeat("a/", 5000)
 	return []attack{
 		// Reading out of the workspace.
@@ -124,6 +127,22 @@ func attacks() []attack {
 		{"move dir to .vscode", move("dir", ".vscode"), KindProtected},
 		{"copy onto hook", cp("file.txt", ".git/hooks/pre-push"), KindProtected},
 		{"copy dir to .claude", cp("dir", ".claude"), KindProtected},
+		// Editing: the same confinement as writing, and reading's secrecy.
+		{"edit through link to outside dir", edit("out/victim.txt", "VICTIM"), KindOutside},
+		{"edit through relative link", edit("outrel/victim.txt", "VICTIM"), KindOutside},
+		{"edit dotdot", edit("../outside/victim.txt", "VICTIM"), KindOutside},
+		{"edit absolute outside", abs(func(p string) func(*fixture) error { return edit(p, "VICTIM") }, "outside/victim.txt"), KindOutside},
+		{"edit final link to outside file", edit("outfile", "VICTIM"), KindSymlink},
+		{"edit escaping link in tree", edit("tree/escape", "VICTIM"), KindSymlink},
+		{"edit through link chain", edit("chain1/victim.txt", "VICTIM"), KindOutside},
+		{"edit hook", edit(".git/hooks/pre-commit", "exit 0"), KindProtected},
+		{"edit hook through link", edit("hooklink/pre-commit", "exit 0"), KindProtected},
+		{"edit git config", edit(".git/config", "[core]"), KindProtected},
+		{"edit hidden file", edit(".env", "TOKEN"), KindHidden},
+		{"edit through link to hidden", edit("envlink", "TOKEN"), KindSymlink},
+		{"edit hidden dir content", edit("secrets/key", "KEY"), KindHidden},
+		{"edit hard link to hidden file", edit("hardsecret", "SECRET"), KindHidden},
+		{"edit link loop", edit("loop1", "x"), KindSymlink},
 		// The root itself.
 		{"delete root", del(".", true), KindInvalid},
 		{"delete root via dotdot", del("dir/..", true), KindInvalid},
@@ -233,6 +252,8 @@ func TestNoDescriptorLeak(t *testing.T) {
 			fx.fs.List(".")
 			fx.fs.Read("file.txt", 0, 0)
 			fx.fs.Write("dir/w.txt", "w", false)
+			fx.fs.Edit("dir/w.txt", []Edit{{Old: "w", New: "v"}})
+			fx.fs.Edit("dir/w.txt", []Edit{{Old: "absent", New: "v"}})
 			fx.fs.Write("new/deep/w.txt", "w", true)
 			fx.fs.Mkdir("m/n")
 			fx.fs.Copy("dir", "dir2")

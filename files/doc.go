@@ -1,5 +1,6 @@
 // Package files is the file side of the agent's tools: list, read, write,
-// make directories, move, copy and delete, for an agent that has no shell.
+// edit (exact text replaced), make directories, move, copy and delete, for
+// an agent that has no shell.
 // Every operation is confined to one workspace directory with the sandbox's
 // path rules: nothing outside it is read or changed, protected paths are
 // read-only, and hidden paths (secrets) are neither read nor changed.
@@ -30,8 +31,8 @@
 //     chowns anything outside the workspace, whatever links the workspace
 //     holds or grows during the operation. Links inside the workspace that
 //     point inside it are followed for reading and as directories on the
-//     way; a final link is never written through (Write refuses it) and is
-//     moved, copied and deleted as a link.
+//     way; a final link is never written through (Write and Edit refuse
+//     it) and is moved, copied and deleted as a link.
 //   - A protected path can be read but neither changed, created, deleted,
 //     moved away nor replaced, and no directory holding one (".git" holds
 //     ".git/hooks") can be deleted, moved or replaced. Making a directory
@@ -45,11 +46,12 @@
 //   - A hidden path inside the workspace is listed by name only and is
 //     neither read, copied, moved, written nor deleted, nor is a directory
 //     holding one copied, moved or deleted. A file that is a hard link to a
-//     hidden file (anywhere) is not read or copied. A hidden directory that
-//     holds the workspace hides all of it.
-//   - Write replaces a file atomically (temporary file, fsync, rename), so
-//     a file with other hard links — one outside the workspace — is
-//     replaced under this name only; the other names keep their content.
+//     hidden file (anywhere) is not read, edited or copied. A hidden
+//     directory that holds the workspace hides all of it.
+//   - Write and Edit replace a file atomically (temporary file, fsync,
+//     rename), so a file with other hard links — one outside the
+//     workspace — is replaced under this name only; the other names keep
+//     their content.
 //     Delete of such a file removes this name only. No operation changes a
 //     file in place.
 //   - New files are 0644 and directories 0755, less the umask; a replaced

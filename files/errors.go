@@ -22,7 +22,10 @@ const (
 	KindSymlink   Kind = "symlink" // the operation refuses to go through a final symbolic link
 	KindSpecial   Kind = "special-file"
 	KindTooLarge  Kind = "too-large"
-	KindInvalid   Kind = "invalid" // bad input: empty path, NUL byte, invalid UTF-8, over-long path, bad offset
+	KindBinary    Kind = "binary"          // Edit: the file is not text (a NUL byte or invalid UTF-8)
+	KindNoMatch   Kind = "no-match"        // Edit: the old text does not occur in the file
+	KindAmbiguous Kind = "ambiguous-match" // Edit: the old text occurs more than once
+	KindInvalid   Kind = "invalid"         // bad input: empty path, NUL byte, invalid UTF-8, over-long path, bad offset
 	// KindPermission: the operating system refused access (file
 	// permissions, a read-only mount).
 	KindPermission  Kind = "permission-denied"

@@ -1,7 +1,6 @@
 package files
 
 import (
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"sync"
@@ -89,42 +88,43 @@ const (
 
 // Entry is one name in a directory, described without following it.
 type Entry struct {
-	Name    string      `json:"name"`
-	Type    EntryType   `json:"type"`
-	Size    int64       `json:"size"`
-	Mode    fs.FileMode `json:"mode"` // permission bits
-	ModTime time.Time   `json:"mtime"`
+	Name string    `json:"name" jsonschema:"the name in the directory"`
+	Type EntryType `json:"type" jsonschema:"file, dir, symlink or other (a device, fifo or socket)"`
+	Size int64     `json:"size" jsonschema:"the size in bytes (of a link: of its target's name)"`
+	// Mode is the permission bits in octal, as chmod takes them ("0755").
+	Mode    string    `json:"mode" jsonschema:"the permission bits in octal, as chmod takes them, e.g. \"0755\" (set-id and sticky bits included)"`
+	ModTime time.Time `json:"mtime" jsonschema:"the time of the last change of the content, RFC 3339"`
 	// Link is a symbolic link's target, as written in the link.
-	Link string `json:"link,omitempty"`
+	Link string `json:"link,omitempty" jsonschema:"a symbolic link's target, as written in the link"`
 	// Hidden marks a name that holds secrets: only the name is shown.
-	Hidden bool `json:"hidden,omitempty"`
+	Hidden bool `json:"hidden,omitempty" jsonschema:"the name holds secrets: only the name is shown"`
 }
 
 // Listing is the content of a directory.
 type Listing struct {
-	Path    string  `json:"path"` // the directory relative to the root, links resolved
-	Entries []Entry `json:"entries"`
+	Path    string  `json:"path" jsonschema:"the directory, relative to the workspace, links resolved"`
+	Entries []Entry `json:"entries" jsonschema:"the directory's entries, sorted by name"`
 	// Truncated: the directory holds more than MaxList entries; Entries
 	// are MaxList of them (in directory order), sorted by name.
-	Truncated bool `json:"truncated"`
+	Truncated bool `json:"truncated" jsonschema:"the directory holds more entries than one listing returns; these are the first found"`
 }
 
 // ReadResult is a part of a file.
 type ReadResult struct {
-	Path string `json:"path"` // the file relative to the root, links resolved
+	Path string `json:"path" jsonschema:"the file, relative to the workspace, links resolved"`
 	// Content is the text read, or its bytes in base64 when Binary.
-	Content string `json:"content"`
+	Content string `json:"content" jsonschema:"the text read, or the bytes in base64 when binary is true"`
 	// Offset is where Content starts: the requested offset, moved past at
 	// most 3 bytes of a character that began before it.
-	Offset int64 `json:"offset"`
+	Offset int64 `json:"offset" jsonschema:"the byte where content starts: the offset asked for, moved past a character that began before it"`
 	// Length is the number of bytes of the file Content stands for, so
 	// the next read starts at Offset+Length.
-	Length int64 `json:"length"`
-	Size   int64 `json:"size"` // the file's size when it was read
-	EOF    bool  `json:"eof"`  // nothing follows Content
+	Length int64 `json:"length" jsonschema:"the bytes of the file content stands for: the next part starts at offset + length"`
+	Size   int64 `json:"size" jsonschema:"the file's size when it was read"`
+	EOF    bool  `json:"eof" jsonschema:"nothing follows content"`
 	// Binary: the bytes read hold a NUL byte or invalid UTF-8, and
 	// Content is their base64.
-	Binary bool `json:"binary"`
+	Binary bool `json:"binary" jsonschema:"the bytes read are not text (a NUL byte or invalid UTF-8): content is their base64"`
 }
 
 // New confines operations to o.Root. The root is resolved once, here: a
@@ -297,6 +297,20 @@ func (f *FS) Read(path string, offset, limit int64) (ReadResult, error) {
 func (f *FS) Write(path, content string, mkdirParents bool) error {
 	defer f.hold()()
 	return f.write(path, content, mkdirParents)
+}
+
+// Edit replaces exact text in an existing text file: each edit in turn,
+// on what the one before left, all or nothing. An edit's old text must
+// occur exactly once, or at least once with All; no match, or more than
+// one without All, fails with KindNoMatch or KindAmbiguous and the lines
+// where it occurs. The file is changed as Write changes it (atomically,
+// keeping its permission bits, never through a final symbolic link, never
+// a protected or hidden path); a file that is not text (KindBinary) or
+// larger than MaxWrite, before or after, is refused, and so is a file that
+// changed between the read and the write.
+func (f *FS) Edit(path string, edits []Edit) (EditResult, error) {
+	defer f.hold()()
+	return f.edit(path, edits)
 }
 
 // Mkdir makes a directory and the missing ones above it (0755 less the

@@ -2,8 +2,8 @@ package files
 
 import (
 	"errors"
+	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"strings"
@@ -88,7 +88,7 @@ func describe(dir int, name string, hidden bool) (Entry, error) {
 		return e, nil
 	}
 	e.Size = st.Size
-	e.Mode = fs.FileMode(st.Mode & 0o777)
+	e.Mode = fmt.Sprintf("%04o", st.Mode&0o7777)
 	e.ModTime = time.Unix(st.Mtim.Unix())
 	if e.Type == TypeSymlink {
 		if e.Link, err = readlinkAt(dir, name); err != nil {

@@ -33,7 +33,7 @@ func decode(buf []byte, offset int64, eof bool) chunk {
 			text = text[:end]
 		}
 	}
-	if bytes.IndexByte(text, 0) < 0 && utf8.Valid(text) {
+	if isText(text) {
 		return chunk{content: string(text), skip: skip, used: skip + len(text)}
 	}
 	return chunk{content: base64.StdEncoding.EncodeToString(buf), used: len(buf), binary: true}
@@ -50,4 +50,10 @@ func completeRunes(b []byte) int {
 		return start
 	}
 	return len(b)
+}
+
+// isText is what counts as text, for Read and Edit: valid UTF-8 without
+// NUL bytes.
+func isText(b []byte) bool {
+	return bytes.IndexByte(b, 0) < 0 && utf8.Valid(b)
 }

@@ -368,8 +368,10 @@ func (c *mcpClient) readUntil(id, want string) string {
 	var last string
 	for end := time.Now().Add(20 * time.Second); time.Now().Before(end); {
 		var r struct {
-			Output string
-			Screen struct{ Text string }
+			Output string `json:"output"`
+			Screen struct {
+				Text string `json:"text"`
+			} `json:"screen"`
 		}
 		c.call("shell_read", map[string]any{"session": id, "wait_ms": 300}, &r)
 		last = r.Screen.Text
@@ -532,13 +534,19 @@ func TestServeFiles(t *testing.T) {
 		if res, text := c.call("write_file", map[string]any{"path": "dir/a.txt", "content": "hello\n"}, nil); res.IsError {
 			t.Fatalf("write_file: %s", text)
 		}
-		var rd struct{ Content string }
+		var rd struct {
+			Content string `json:"content"`
+		}
 		if c.call("read_file", map[string]any{"path": "dir/a.txt"}, &rd); rd.Content != "hello\n" {
 			t.Errorf("read_file: %q", rd.Content)
 		}
 		c.call("copy_item", map[string]any{"source": "dir/a.txt", "destination": "dir/b.txt"}, nil)
 		c.call("move_item", map[string]any{"source": "dir/b.txt", "destination": "c.txt"}, nil)
-		var l struct{ Entries []struct{ Name string } }
+		var l struct {
+			Entries []struct {
+				Name string `json:"name"`
+			} `json:"entries"`
+		}
 		c.call("list_directory", map[string]any{"path": "."}, &l)
 		names := fmt.Sprint(l.Entries)
 		if !strings.Contains(names, "c.txt") || !strings.Contains(names, "dir") {

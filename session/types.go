@@ -69,27 +69,29 @@ type ReadResult struct {
 type Screen struct {
 	// Text holds the rows from the top, joined by "\n", each without
 	// trailing spaces; empty rows at the bottom are left out.
-	Text string
+	Text string `json:"text" jsonschema:"the rows from the top, one per line, without trailing spaces; empty rows at the bottom left out"`
 	// Rows and Cols are the terminal size; CursorRow and CursorCol are
 	// 0-based.
-	Rows, Cols           int
-	CursorRow, CursorCol int
-	CursorVisible        bool
+	Rows          int  `json:"rows" jsonschema:"the terminal's rows"`
+	Cols          int  `json:"cols" jsonschema:"the terminal's columns"`
+	CursorRow     int  `json:"cursor_row" jsonschema:"the cursor's row, from 0"`
+	CursorCol     int  `json:"cursor_col" jsonschema:"the cursor's column, from 0"`
+	CursorVisible bool `json:"cursor_visible" jsonschema:"the cursor is shown"`
 	// AltScreen says a full-screen program (vim, less, top) has switched to
 	// the alternate screen.
-	AltScreen bool
+	AltScreen bool `json:"alt_screen" jsonschema:"a full-screen program (vim, less, top) has switched to the alternate screen"`
 }
 
 // Info describes a session for listings.
 type Info struct {
-	ID       string
-	Argv     []string
-	Created  time.Time
-	LastUsed time.Time
+	ID       string    `json:"id" jsonschema:"the session's id"`
+	Argv     []string  `json:"argv" jsonschema:"the program the session runs"`
+	Created  time.Time `json:"created" jsonschema:"when the session started, RFC 3339"`
+	LastUsed time.Time `json:"last_used" jsonschema:"when the session was last used, RFC 3339"`
 	// Exited says the shell ended on its own; ExitCode is its status (-1
 	// when a signal killed it).
-	Exited   bool
-	ExitCode int
+	Exited   bool `json:"exited" jsonschema:"the shell ended on its own"`
+	ExitCode int  `json:"exit_code" jsonschema:"the shell's exit status once it exited (-1 when a signal killed it)"`
 }
 
 var (
