@@ -118,8 +118,8 @@ type ReadOutputInput struct {
 const readOutputDescription = `Read a part of a command's output that its result left out (a long output shows its head and tail, and says which bytes it omitted). Give the result's output_id, the stream, and the offset the result named; length defaults to the server's output budget. The server keeps the outputs of its latest commands (forgebox keeps at most --max-output bytes of each stream, head and tail). To search an output instead, run the command again with grep or redirect it to a file in the workspace.`
 
 func (s *server) addOutputTools(srv *mcp.Server) {
-	addTool(srv, &mcp.Tool{Name: "read_output", Description: readOutputDescription,
-		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: ptr(false)}}, s.readOutput)
+	addTool(srv, &mcp.Tool{Name: "read_output", Title: "Read omitted output", Description: readOutputDescription,
+		Annotations: readOnly()}, s.readOutput)
 }
 
 func (s *server) readOutput(_ context.Context, _ *mcp.CallToolRequest, in ReadOutputInput) (*mcp.CallToolResult, any, error) {

@@ -36,8 +36,16 @@ import (
 // argument, what was wrong and what is accepted.
 func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In, Out]) {
 	in, rin := schemaFor[In](t.Name, "input")
-	out, rout := schemaFor[Out](t.Name, "output")
-	t.InputSchema, t.OutputSchema = in, out
+	// A tool whose result is text only (a command's: its output reaches
+	// the model once, in the text) has no output schema.
+	textOnly := reflect.TypeFor[Out]() == reflect.TypeFor[any]()
+	var out *jsonschema.Schema
+	var rout *jsonschema.Resolved
+	if !textOnly {
+		out, rout = schemaFor[Out](t.Name, "output")
+		t.OutputSchema = out
+	}
+	t.InputSchema = in
 	if t.Annotations != nil && t.Annotations.Title == "" {
 		// Clients of the 2025-03-26 protocol read the title here.
 		t.Annotations.Title = t.Title
@@ -54,7 +62,7 @@ func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In,
 		if res == nil {
 			res = &mcp.CallToolResult{}
 		}
-		if res.InputRequests != nil {
+		if res.InputRequests != nil || textOnly {
 			// Asking the client for input: no content goes with it.
 			return res, nil
 		}
@@ -200,42 +208,6 @@ func documentedTypes() map[reflect.Type]*jsonschema.Schema {
 		"why":      "why the path is protected",
 		"key":      "for a setting written into a protected file: its name",
 		"value":    "for a setting written into a protected file: its value",
-	})
-	add(reflect.TypeFor[Blocked](), map[string]string{
-		"layer":   `what stopped the command or made it fail: "policy rule", "filesystem", "seccomp", "network", "limit", "timeout", "sandbox", "command" or "forgebox"`,
-		"message": "what happened",
-		"hint":    "what to do next",
-	})
-	add(reflect.TypeFor[ApprovalNeeded](), map[string]string{
-		"message": "why the command needs a person's approval",
-		"scopes":  "the approvals a person may give: once, session, always",
-		"how":     "how the person can approve it outside the client",
-	})
-	add(reflect.TypeFor[Verdict](), map[string]string{
-		"action":   "allow, ask (a person must approve) or deny",
-		"risk":     "the risk score, 0 (none) to 100",
-		"level":    "the risk level in words",
-		"category": "what kind of command the policy took it for",
-		"rule":     "the policy rule that decided, when one did",
-		"reasons":  "why the policy decided so",
-	})
-	add(reflect.TypeFor[CommandOutput](), map[string]string{
-		"ran":               "the command started; false when the policy stopped it or it awaits an approval",
-		"exit_code":         "the command's exit status",
-		"signal":            "the signal that killed the command, if one did",
-		"timed_out":         "the command was killed at its timeout",
-		"idle_timed_out":    "the command was killed after printing nothing for too long",
-		"duration_ms":       "how long the command ran, in milliseconds",
-		"stdout":            "what the command printed on its standard output (a long output keeps its head and tail)",
-		"stderr":            "what the command printed on its standard error (a long output keeps its head and tail)",
-		"stdout_bytes":      "the bytes the command printed on its standard output, all of them",
-		"stderr_bytes":      "the bytes the command printed on its standard error, all of them",
-		"truncated":         "an output was longer than forgebox keeps: its middle was dropped, and the text says how many bytes where",
-		"blocked":           "the layer that stopped the command or made it fail, and how to proceed",
-		"approval_required": "set when the command needs a person's approval that could not be asked for here",
-		"decision":          "the policy's decision on the command",
-		"history_key":       "the run's key in forgebox's history (forgebox history show KEY)",
-		"notes":             "remarks on how the command was run (a timeout capped, ...)",
 	})
 	return m
 }

@@ -30,71 +30,71 @@ type RunShellInput struct {
 type CommandOutput struct {
 	// Ran: the command started; false when the policy stopped it or it
 	// awaits an approval.
-	Ran          bool    `json:"ran"`
-	ExitCode     int     `json:"exit_code"`
-	Signal       string  `json:"signal,omitempty"`
-	TimedOut     bool    `json:"timed_out"`
-	IdleTimedOut bool    `json:"idle_timed_out,omitempty"`
-	DurationMS   float64 `json:"duration_ms"`
+	Ran          bool    `json:"ran" jsonschema:"the command started; false when the policy stopped it or it awaits an approval"`
+	ExitCode     int     `json:"exit_code" jsonschema:"the command's exit status; for a command that did not run, forgebox run's: 125 (bad input, forgebox failed) or 126 (refused by the policy or the person)"`
+	Signal       string  `json:"signal,omitempty" jsonschema:"the signal that killed the command, if one did"`
+	TimedOut     bool    `json:"timed_out" jsonschema:"the command was killed at its timeout"`
+	IdleTimedOut bool    `json:"idle_timed_out,omitempty" jsonschema:"the command was killed after printing nothing for too long"`
+	DurationMS   float64 `json:"duration_ms" jsonschema:"how long the command ran, in milliseconds"`
 	// Stdout and Stderr are shown in the result's text, once, never in
 	// its data: agent clients show the model one or the other.
 	Stdout      string `json:"-"`
 	Stderr      string `json:"-"`
-	StdoutBytes int64  `json:"stdout_bytes"`
-	StderrBytes int64  `json:"stderr_bytes"`
+	StdoutBytes int64  `json:"stdout_bytes" jsonschema:"the bytes the command printed on its standard output, all of them"`
+	StderrBytes int64  `json:"stderr_bytes" jsonschema:"the bytes the command printed on its standard error, all of them"`
 	// Truncated: a stream was longer than forgebox keeps (--max-output);
 	// its middle was dropped, and the text says how many bytes where.
-	Truncated bool `json:"truncated"`
+	Truncated bool `json:"truncated" jsonschema:"an output was longer than forgebox keeps (--max-output): its middle was dropped, and the text says how many bytes where"`
 	// OutputID names the output for read_output when the result shows
 	// only its head and tail.
-	OutputID string `json:"output_id,omitempty"`
+	OutputID string `json:"output_id,omitempty" jsonschema:"the id read_output takes, when the text shows only the head and tail of the output"`
 	// Blocked names the layer that stopped the command or made it fail,
 	// and how to proceed.
-	Blocked *Blocked `json:"blocked,omitempty"`
+	Blocked *Blocked `json:"blocked,omitempty" jsonschema:"the layer that stopped the command or made it fail, and how to proceed"`
 	// Approval is set when the command needs a person's approval that
 	// could not be asked for here.
-	Approval *ApprovalNeeded `json:"approval_required,omitempty"`
-	Decision *Verdict        `json:"decision,omitempty"`
+	Approval *ApprovalNeeded `json:"approval_required,omitempty" jsonschema:"set when the command needs a person's approval that could not be asked for here"`
+	Decision *Verdict        `json:"decision,omitempty" jsonschema:"the policy's decision on the command"`
 	// ApprovedBy says who approved the command for this call, when it
 	// ran on a person's approval.
-	ApprovedBy string `json:"approved_by,omitempty"`
+	ApprovedBy string `json:"approved_by,omitempty" jsonschema:"who approved the command for this call, when it ran on a person's approval"`
 	// Quarantined lists what the command planted in the workspace that
 	// forgebox moved aside after it (a Git hook, an .envrc...).
-	Quarantined []sandbox.Quarantined `json:"quarantined,omitempty"`
+	Quarantined []sandbox.Quarantined `json:"quarantined,omitempty" jsonschema:"what the command planted in the workspace that forgebox moved aside after it"`
 	// Warnings are forgebox's own, as forgebox run --json gives them.
-	Warnings []string `json:"warnings,omitempty"`
+	Warnings []string `json:"warnings,omitempty" jsonschema:"forgebox's own warnings about the run"`
 	// HistoryKey names the run in forgebox's history.
-	HistoryKey string   `json:"history_key,omitempty"`
-	Notes      []string `json:"notes,omitempty"`
+	HistoryKey string   `json:"history_key,omitempty" jsonschema:"the run's key in forgebox's history (forgebox history show KEY)"`
+	Notes      []string `json:"notes,omitempty" jsonschema:"remarks on how the command was run (a timeout capped, ...)"`
 }
 
 // Blocked says which layer stopped a command: "policy rule", "filesystem"
 // (the read-only view), "seccomp", "network", "limit" or "timeout".
 type Blocked struct {
-	Layer   string `json:"layer"`
-	Message string `json:"message"`
-	Hint    string `json:"hint"`
+	Layer   string `json:"layer" jsonschema:"what stopped the command or made it fail: 'policy rule', 'filesystem', 'seccomp', 'network', 'limit', 'timeout', 'sandbox', 'command' or 'forgebox'"`
+	Message string `json:"message" jsonschema:"what happened"`
+	Hint    string `json:"hint" jsonschema:"what to do next"`
 }
 
 // ApprovalNeeded is what a command that needs approval offers.
 type ApprovalNeeded struct {
-	Message string   `json:"message"`
-	Scopes  []string `json:"scopes"`
+	Message string   `json:"message" jsonschema:"why the command needs a person's approval"`
+	Scopes  []string `json:"scopes" jsonschema:"the approvals a person may give: once, session, always"`
 	// How tells the model how the person can approve it outside the
 	// client.
-	How string `json:"how"`
+	How string `json:"how" jsonschema:"how the person can approve it outside the client"`
 	// Request is the code the person answers with forgebox approve CODE.
-	Request string `json:"request,omitempty"`
+	Request string `json:"request,omitempty" jsonschema:"the code the person answers in a terminal with forgebox approve CODE"`
 }
 
 // Verdict is the judge's decision, in short.
 type Verdict struct {
-	Action   string   `json:"action"`
-	Risk     int      `json:"risk"`
-	Level    string   `json:"level"`
-	Category string   `json:"category"`
-	Rule     string   `json:"rule,omitempty"`
-	Reasons  []string `json:"reasons"`
+	Action   string   `json:"action" jsonschema:"allow, ask (a person must approve) or deny"`
+	Risk     int      `json:"risk" jsonschema:"the risk score, 0 (none) to 100"`
+	Level    string   `json:"level" jsonschema:"the risk level in words"`
+	Category string   `json:"category" jsonschema:"what kind of command the policy took it for"`
+	Rule     string   `json:"rule,omitempty" jsonschema:"the policy rule that decided, when one did"`
+	Reasons  []string `json:"reasons" jsonschema:"why the policy decided so"`
 }
 
 func verdict(d *policy.Decision) *Verdict {
@@ -119,11 +119,11 @@ The command is killed at its timeout (timeout_ms), or when it prints nothing for
 
 func (s *server) addShellTools(srv *mcp.Server) {
 	addTool(srv, &mcp.Tool{Name: "run_shell_command", Title: "Run a shell command in the sandbox", Description: runShellDescription,
-		Annotations: changes(true, false)}, s.runShell)
+		Annotations: changes(true, false), Meta: resultSchemaMeta("run_shell_command")}, s.runShell)
 	addTool(srv, &mcp.Tool{Name: "check_command", Description: `Ask forgebox's policy what it would decide about a command line, without running it: allow, ask (a person must approve) or deny, with the risk level, category, the rule that decided, and the reasons.`,
 		Title: "Check a command against the policy", Annotations: readOnly()}, s.checkCommand)
 	addTool(srv, &mcp.Tool{Name: "git", Title: "Run git in the sandbox", Description: gitDescription,
-		Annotations: changes(true, false)}, s.git)
+		Annotations: changes(true, false), Meta: resultSchemaMeta("git")}, s.git)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -450,6 +450,15 @@ func refusedConnection(res RunResult) *sandbox.Connection {
 		}
 	}
 	return nil
+}
+
+// ResultSchemaMeta is the key, in a command tool's _meta, of the schema
+// of the data its results carry in their _meta (ResultMeta).
+const ResultSchemaMeta = "forgebox/result_schema"
+
+func resultSchemaMeta(tool string) mcp.Meta {
+	s, _ := schemaFor[CommandOutput](tool, "output")
+	return mcp.Meta{ResultSchemaMeta: s}
 }
 
 // ResultMeta is the key of a command result's data in the result's
