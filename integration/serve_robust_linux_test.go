@@ -194,7 +194,7 @@ func TestServeSurvivesBadMessages(t *testing.T) {
 		}
 		// 9 MiB fits the message, not write_file: its own refusal answers.
 		res, text := r.mcp.call("write_file", map[string]any{"path": "nine", "content": strings.Repeat("y", 9<<20)}, nil)
-		if !res.IsError || !strings.Contains(text, "limit is 8388608") {
+		if !res.IsError || !strings.Contains(text, "limit is 8388608 per write: write it in parts") {
 			t.Errorf("write_file of 9 MiB: isError %v, %.300q; want write_file's own limit", res.IsError, text)
 		}
 	})
