@@ -212,71 +212,80 @@ func errMessage(m map[string]any) string {
 	return s
 }
 
-// SIGTERM (or SIGINT, SIGHUP) with calls in flight stops their commands,
+// SIGTERM, SIGINT or SIGHUP with calls in flight stops their commands,
 // answers each call with a result saying so, and the server exits within
 // its grace period, leaving no process behind. (Before, it waited for
 // the command to end, up to its timeout, and never answered.)
 func TestServeStopsOnSignal(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		e.write(filepath.Join(e.configHome(), "forgebox", "config.json"), `{"forgebox": {"rules": {"allow": [{"pattern": "*"}]}}}`)
-		c := e.serveMCP(nil)
-		var st struct{ Session string }
-		if res, text := c.call("shell_start", map[string]any{}, &st); res.IsError || st.Session == "" {
-			t.Fatalf("shell_start: %s", text)
-		}
-		run, inSession := marker(), marker()
-		type answer struct {
-			res *mcp.CallToolResult
-			err error
-			at  time.Time
-		}
-		answers := make(chan answer, 2)
-		for _, p := range []*mcp.CallToolParams{
-			{Name: "run_shell_command", Arguments: map[string]any{"command": "sleep " + run}},
-			{Name: "shell_exec", Arguments: map[string]any{"session": st.Session, "command": "sleep " + inSession}},
-		} {
-			go func() {
-				res, err := c.cs.CallTool(context.Background(), p)
-				answers <- answer{res, err, time.Now()}
-			}()
-		}
-		if !waitFor(20*time.Second, func() bool { return len(processesWith(run)) > 0 && len(processesWith(inSession)) > 0 }) {
-			t.Fatal("the commands did not start")
-		}
-		sent := time.Now()
-		if err := c.srv.Signal(syscall.SIGTERM); err != nil {
-			t.Fatal(err)
-		}
-		for range 2 {
-			a := <-answers
-			if a.err != nil {
-				t.Errorf("a call in flight at SIGTERM: %v; want its answer", a.err)
-				continue
-			}
-			text := ""
-			for _, ct := range a.res.Content {
-				if tc, ok := ct.(*mcp.TextContent); ok {
-					text += tc.Text
-				}
-			}
-			t.Logf("answered %v after SIGTERM: %.200q", a.at.Sub(sent).Round(time.Millisecond), text)
-			if !a.res.IsError || !strings.Contains(text, "forgebox serve is shutting down (it received SIGTERM)") || !strings.Contains(text, "was stopped") ||
-				!(strings.Contains(text, "run_shell_command \"sleep "+run+"\"") || strings.Contains(text, "shell_exec \"sleep "+inSession+"\"")) {
-				t.Errorf("answer at SIGTERM: isError %v, %q; want the shutdown, the command and that it was stopped", a.res.IsError, text)
-			}
-		}
-		if !waitFor(10*time.Second, func() bool { return exited(c.srv.Pid) }) {
-			t.Fatal("forgebox serve did not exit in 10s after SIGTERM")
-		}
-		took := time.Since(sent)
-		t.Logf("forgebox serve exited %v after SIGTERM", took.Round(time.Millisecond))
-		if took > 6*time.Second {
-			t.Errorf("forgebox serve exited %v after SIGTERM; want within its grace period of 5s", took)
-		}
-		for _, mk := range []string{run, inSession} {
-			noProcesses(t, mk)
+		for _, sig := range []syscall.Signal{syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP} {
+			stopOnSignal(t, e, sig)
 		}
 	})
+}
+
+var signalNames = map[syscall.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT", syscall.SIGHUP: "SIGHUP"}
+
+// stopOnSignal is one server stopped by sig.
+func stopOnSignal(t *testing.T, e *env, sig syscall.Signal) {
+	c := e.serveMCP(nil)
+	var st struct{ Session string }
+	if res, text := c.call("shell_start", map[string]any{}, &st); res.IsError || st.Session == "" {
+		t.Fatalf("shell_start: %s", text)
+	}
+	run, inSession := marker(), marker()
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+		at  time.Time
+	}
+	answers := make(chan answer, 2)
+	for _, p := range []*mcp.CallToolParams{
+		{Name: "run_shell_command", Arguments: map[string]any{"command": "sleep " + run}},
+		{Name: "shell_exec", Arguments: map[string]any{"session": st.Session, "command": "sleep " + inSession}},
+	} {
+		go func() {
+			res, err := c.cs.CallTool(context.Background(), p)
+			answers <- answer{res, err, time.Now()}
+		}()
+	}
+	if !waitFor(20*time.Second, func() bool { return len(processesWith(run)) > 0 && len(processesWith(inSession)) > 0 }) {
+		t.Fatal("the commands did not start")
+	}
+	sent := time.Now()
+	if err := c.srv.Signal(sig); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		a := <-answers
+		if a.err != nil {
+			t.Errorf("a call in flight at %s: %v; want its answer", signalNames[sig], a.err)
+			continue
+		}
+		text := ""
+		for _, ct := range a.res.Content {
+			if tc, ok := ct.(*mcp.TextContent); ok {
+				text += tc.Text
+			}
+		}
+		t.Logf("answered %v after %s: %.200q", a.at.Sub(sent).Round(time.Millisecond), signalNames[sig], text)
+		if !a.res.IsError || !strings.Contains(text, "forgebox serve is shutting down (it received "+signalNames[sig]+")") || !strings.Contains(text, "was stopped") ||
+			!(strings.Contains(text, "run_shell_command \"sleep "+run+"\"") || strings.Contains(text, "shell_exec \"sleep "+inSession+"\"")) {
+			t.Errorf("answer at %s: isError %v, %q; want the shutdown, the command and that it was stopped", signalNames[sig], a.res.IsError, text)
+		}
+	}
+	if !waitFor(10*time.Second, func() bool { return exited(c.srv.Pid) }) {
+		t.Fatalf("forgebox serve did not exit in 10s after %s", signalNames[sig])
+	}
+	took := time.Since(sent)
+	t.Logf("forgebox serve exited %v after %s", took.Round(time.Millisecond), signalNames[sig])
+	if took > 6*time.Second {
+		t.Errorf("forgebox serve exited %v after %s; want within its grace period of 5s", took, signalNames[sig])
+	}
+	for _, mk := range []string{run, inSession} {
+		noProcesses(t, mk)
+	}
 }
 
 // When the client closes the server's input with a call in flight, the

@@ -200,6 +200,7 @@ func (e env) serveUntilStopped(srv *mcp.Server) int {
 	case <-tr.InputClosed():
 		why = "its client closed its input"
 	case err := <-ended:
+		sd.Begin("its connection to the client broke")
 		if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.EOF) {
 			e.errorf("serve: %v", err)
 			return exitForgebox
