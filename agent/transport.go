@@ -184,7 +184,7 @@ func (c *conn) readLoop() {
 		}
 		if err != nil {
 			if !errors.Is(err, io.EOF) && c.t.log != nil {
-				fmt.Fprintf(c.t.log, "forgebox serve: read the client's messages: %v\n", err)
+				fmt.Fprintf(c.t.log, "forgebox: serve: read the client's messages: %v\n", err)
 			}
 			return
 		}
@@ -282,7 +282,7 @@ func (c *conn) decode(l line) (jsonrpc.Message, *refusal) {
 // refuse answers a line the server could not take, and logs it.
 func (c *conn) refuse(r *refusal) {
 	if c.t.log != nil {
-		fmt.Fprintf(c.t.log, "forgebox serve: refused a message (id %s): %s\n", r.id, r.message)
+		fmt.Fprintf(c.t.log, "forgebox: serve: refused a message (id %s): %s\n", r.id, r.message)
 	}
 	type wireError struct {
 		Code    int64  `json:"code"`
