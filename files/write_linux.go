@@ -10,7 +10,7 @@ import (
 func (f *FS) write(p, content string, mkdirParents bool) error {
 	const op = "write"
 	if int64(len(content)) > f.maxWrite {
-		return refusal(op, p, KindTooLarge, "the content is %d bytes; the limit is %d", len(content), f.maxWrite)
+		return refusal(op, p, KindTooLarge, "the content is %d bytes; the limit is %d per write: write it in parts to separate files, then join them with a command (cat part1 part2 > file)", len(content), f.maxWrite)
 	}
 	r, err := f.parse(op, p)
 	if err != nil {

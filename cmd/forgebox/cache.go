@@ -72,6 +72,10 @@ func (e env) cacheCmd(args []string) int {
 	all := fs.Bool("all", false, "every workspace's caches")
 	ws := fs.String("workspace", "", "the workspace whose caches to clear")
 	if err := fs.Parse(args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(e.stderr, cacheUsage)
+			return 0
+		}
 		e.errorf("cache %s: %v", args[0], err)
 		return exitForgebox
 	}

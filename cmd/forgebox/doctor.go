@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -23,7 +24,15 @@ func (e env) doctor(args []string) int {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	jsonOut := fs.Bool("json", false, "print the report as JSON")
+	fs.Usage = func() {
+		fmt.Fprint(e.stderr, "Usage:\n  forgebox doctor [--json]\n\nReports what this host supports: the sandbox's layers, the history, the caches.\n\nFlags:\n")
+		fs.SetOutput(e.stderr)
+		fs.PrintDefaults()
+	}
 	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
 		e.errorf("doctor: %v", err)
 		return exitForgebox
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/runner"
+	"github.com/forgebox/forgebox/sandbox"
 	"github.com/forgebox/forgebox/shellquote"
 )
 
@@ -66,6 +67,7 @@ type hookOpts struct {
 	pol  policyOpts
 	wrap bool
 	run  []string // flags for the wrapped forgebox run
+	rf   runFlags // run, parsed
 }
 
 func (e env) hook(args []string) int {
@@ -151,7 +153,10 @@ func parseHookFlags(args []string, stdout io.Writer) (o hookOpts, help bool, err
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
-		return o, false, nil
+		if o.wrap {
+			o.rf, err = parseRunFlags(nil)
+		}
+		return o, false, err
 	}
 	if len(args) == len(rest) || args[len(args)-len(rest)-1] != "--" {
 		return o, false, fmt.Errorf("unexpected argument %q: the command comes from Claude Code on stdin", truncate(rest[0], 40))
@@ -159,28 +164,29 @@ func parseHookFlags(args []string, stdout io.Writer) (o hookOpts, help bool, err
 	if !o.wrap {
 		return o, false, errors.New(`flags for forgebox run after "--" need --wrap`)
 	}
-	if err := checkRunFlags(rest); err != nil {
+	if o.rf, err = parseRunFlags(rest); err != nil {
 		return o, false, err
 	}
 	o.run = rest
 	return o, false, nil
 }
 
-// checkRunFlags refuses, when the hook is set up rather than at each
-// command, flags forgebox run would refuse and flags that are the hook's.
-func checkRunFlags(args []string) error {
+// parseRunFlags reads the flags for the wrapped forgebox run, and refuses,
+// when the hook is set up rather than at each command, flags forgebox run
+// would refuse and flags that are the hook's.
+func parseRunFlags(args []string) (runFlags, error) {
 	var f runFlags
 	fs := f.flagSet()
 	f.judgeFlags(fs)
 	f.historyFlags(fs)
 	if err := fs.Parse(args); err != nil {
-		return fmt.Errorf("the flags for forgebox run: %v", err)
+		return f, fmt.Errorf("the flags for forgebox run: %v", err)
 	}
 	if fs.NArg() > 0 {
-		return fmt.Errorf("the flags for forgebox run: unexpected argument %q: the command is Claude's", truncate(fs.Arg(0), 40))
+		return f, fmt.Errorf("the flags for forgebox run: unexpected argument %q: the command is Claude's", truncate(fs.Arg(0), 40))
 	}
 	if _, err := f.spec(nil); err != nil {
-		return fmt.Errorf("the flags for forgebox run: %v", err)
+		return f, fmt.Errorf("the flags for forgebox run: %v", err)
 	}
 	var bad error
 	fs.Visit(func(fl *flag.Flag) {
@@ -193,7 +199,23 @@ func checkRunFlags(args []string) error {
 			bad = fmt.Errorf("the flags for forgebox run: --%s is not for the hook to give: it decides what needs an approval", fl.Name)
 		}
 	})
-	return bad
+	return f, bad
+}
+
+// checkWrapRoots refuses what the wrapped forgebox run would refuse to
+// start in: a workspace of "/" or a home directory (where Claude Code
+// started), a --rw path over secrets. It is forgebox run's own check
+// (sandbox.CheckRoots), run on the same flags and workspace, so that
+// Claude is told at once and why, instead of an "allow" whose every
+// command then fails with 125.
+func checkWrapRoots(rf runFlags, workspace string) error {
+	rf.workspace = workspace
+	spec, err := rf.spec([]string{"true"})
+	if err != nil {
+		return err
+	}
+	spec.Dir = workspace
+	return sandbox.CheckRoots(spec)
 }
 
 // loadHookJudge loads the policy as forgebox check would, from where
@@ -247,6 +269,11 @@ func claudeAnswer(o hookOpts, in agent.ClaudeInput, js *runner.Judge, d *policy.
 		return agent.ClaudeSays("deny", "forgebox cannot run this command in its sandbox: it holds a NUL byte, which no shell argument can carry")
 	case exeErr != nil:
 		return agent.ClaudeSays("deny", fmt.Sprintf("forgebox cannot run this command in its sandbox: find the forgebox binary: %v", exeErr))
+	}
+	if err := checkWrapRoots(o.rf, js.Ctx.Workspace); err != nil {
+		return agent.ClaudeSays("deny", fmt.Sprintf("forgebox cannot run this command in its sandbox: %v. "+
+			"Start Claude Code in a project directory, or give the hook one: forgebox hook claude --wrap --workspace DIR "+
+			"(with --wrap, nothing runs outside forgebox)", err))
 	}
 	args := []string{}
 	if js.SessionID != "" {

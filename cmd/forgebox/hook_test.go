@@ -383,3 +383,36 @@ func TestHookWrapRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// With --wrap, Claude Code started in "/" or in the home directory is
+// told up front that forgebox run refuses that workspace, and what to do;
+// it was allowed, and every rewritten command then failed with 125.
+// Without --wrap the hook only judges, and the workspace is not its to
+// refuse.
+func TestHookWrapRefusedWorkspace(t *testing.T) {
+	c := hookEnv(t)
+	home := filepath.Join(c.root, "home")
+	if err := os.Mkdir(home, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("HOME", home)
+	for _, tt := range []struct {
+		cwd  string
+		args []string
+		want string
+	}{
+		{"/", []string{"--wrap"}, "refusing workspace /:"},
+		{home, []string{"--wrap"}, "refusing workspace " + home + ":"},
+		{c.ws, []string{"--wrap", "--workspace", "/"}, "refusing workspace /:"},
+		{c.ws, []string{"--wrap", "--", "--rw", home}, home},
+	} {
+		_, out, o, errOut := runHook(t, hookInput(t, tt.cwd, "s1", "default", "ls"), tt.args...)
+		if o == nil || o.Specific.Decision != "deny" || o.Specific.UpdatedInput != nil || !strings.Contains(o.Specific.Reason, tt.want) ||
+			!strings.Contains(o.Specific.Reason, "Start Claude Code in a project directory") {
+			t.Errorf("hook claude %q in %s: %s%s; want a denial saying %q and what to do", tt.args, tt.cwd, out, errOut, tt.want)
+		}
+	}
+	if _, out, o, _ := runHook(t, hookInput(t, "/", "s1", "default", "ls")); o == nil || o.Specific.Decision == "deny" {
+		t.Errorf("hook claude without --wrap in /: %s; want the judge's answer", out)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"slices"
@@ -37,7 +38,16 @@ choose a command, its directory inside the workspace and a timeout up to
 --timeout; it cannot widen the workspace, the network, the limits or the
 policy. A command that needs approval is put to the person through the
 client when it can ask (MCP elicitation), else returned as
-approval_required. Flags (the sandbox's are forgebox run's):
+approval_required.
+
+A message over %d MiB, or a line that is not one JSON-RPC message, is
+answered with a JSON-RPC error and changes nothing; the server reads on.
+On SIGTERM, SIGINT or SIGHUP, or when its input ends, serve stops the
+commands running (their whole process trees), answers each call in
+flight with an error saying it was stopped, closes the shell sessions,
+and exits within %v (at once on a second signal).
+
+Flags (the sandbox's are forgebox run's):
 `
 
 // serveFlags are forgebox serve's own flags; the run flags it takes are
@@ -118,7 +128,7 @@ func (e env) serve(args []string) int {
 	fs.IntVar(&sf.outputBudget, "output-budget", agent.DefaultOutputBudget, "show the model at most `BYTES` of a command's output, head and tail (the rest: read_output)")
 	fs.Var(&sf.sessionIdle, "session-idle", "close a shell session unused for `DURATION` (default 30m)")
 	fs.Usage = func() {
-		fmt.Fprint(e.stderr, serveUsage)
+		fmt.Fprintf(e.stderr, serveUsage, agent.DefaultMaxMessage>>20, serveGrace)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {
@@ -158,13 +168,81 @@ func (e env) serve(args []string) int {
 		e.errorf("serve: %v", err)
 		return exitForgebox
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
-	defer stop()
-	if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil && !errors.Is(err, mcp.ErrConnectionClosed) {
+	return e.serveUntilStopped(srv)
+}
+
+// serveGrace bounds how long forgebox serve takes to stop once told to:
+// long enough for a killed run to be reaped and its answer written, short
+// enough for a client or service manager that waits on it.
+const serveGrace = 5 * time.Second
+
+// serveUntilStopped serves until a signal, the end of the input, or a
+// broken connection. Told to stop, it stops the commands running (a
+// run's cancellation kills its process tree), answers each call in flight
+// with a result saying so, and returns, after which the shell sessions
+// close; it exits within serveGrace whatever hangs.
+func (e env) serveUntilStopped(srv *mcp.Server) int {
+	sigc := make(chan os.Signal, 2)
+	signal.Notify(sigc, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigc)
+	// Each call stopped gets its answer within serveGrace-2s: what is
+	// left closes the sessions and writes the answers.
+	sd := agent.NewShutdown(serveGrace - 2*time.Second)
+	srv.AddReceivingMiddleware(sd.Middleware)
+	tr := agent.NewTransport(e.stdin, e.stdout, e.stderr)
+	ss, err := srv.Connect(context.Background(), tr, nil)
+	if err != nil {
 		e.errorf("serve: %v", err)
 		return exitForgebox
 	}
+	ended := make(chan error, 1)
+	go func() { ended <- ss.Wait() }()
+	var why string
+	select {
+	case sig := <-sigc:
+		why = "it received " + signalName(sig)
+	case <-tr.InputClosed():
+		why = "its client closed its input"
+	case err := <-ended:
+		sd.Begin("its connection to the client broke")
+		if err != nil && !errors.Is(err, mcp.ErrConnectionClosed) && !errors.Is(err, io.EOF) {
+			e.errorf("serve: %v", err)
+			return exitForgebox
+		}
+		return 0
+	}
+	// Past the grace period, or at a second signal, exit as is: the
+	// runs' sandboxes and the sessions die with this process.
+	go func() {
+		select {
+		case <-time.After(serveGrace):
+			e.errorf("serve: still stopping %v after %s: exiting now", serveGrace, why)
+		case sig := <-sigc:
+			e.errorf("serve: %s while stopping: exiting now", signalName(sig))
+		}
+		os.Exit(exitForgebox)
+	}()
+	sd.Begin(why)
+	ctx, cancel := context.WithTimeout(context.Background(), serveGrace)
+	defer cancel()
+	if err := tr.WaitAnswered(ctx); err != nil {
+		e.errorf("serve: stopping: %v", err)
+	}
+	ss.Close()
 	return 0
+}
+
+// signalName is a stopping signal's name, as a person sends it.
+func signalName(sig os.Signal) string {
+	switch sig {
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	case syscall.SIGINT:
+		return "SIGINT"
+	case syscall.SIGHUP:
+		return "SIGHUP"
+	}
+	return sig.String()
 }
 
 // serveBackend is agent.Backend over forgebox's own run path (package
