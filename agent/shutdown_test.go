@@ -15,7 +15,7 @@ func callReq(name, args string) *mcp.CallToolRequest {
 	return &mcp.CallToolRequest{Params: &mcp.CallToolParamsRaw{Name: name, Arguments: json.RawMessage(args)}}
 }
 
-func resultText(t *testing.T, r mcp.Result) (string, bool) {
+func shutdownText(t *testing.T, r mcp.Result) (string, bool) {
 	t.Helper()
 	res, ok := r.(*mcp.CallToolResult)
 	if !ok {
@@ -68,7 +68,7 @@ func TestShutdownAnswersCalls(t *testing.T) {
 		if a.err != nil {
 			t.Fatalf("call at Begin: %v; want a result", a.err)
 		}
-		text, isErr := resultText(t, a.r)
+		text, isErr := shutdownText(t, a.r)
 		if !isErr || !strings.Contains(text, "forgebox serve is shutting down (it received SIGTERM): shell_exec ") || !strings.Contains(text, "was stopped after") {
 			t.Errorf("answer at Begin: %q; want an error naming the shutdown and the call", text)
 		}
@@ -81,7 +81,7 @@ func TestShutdownAnswersCalls(t *testing.T) {
 	}
 	before := ran.Load()
 	r, err := h(context.Background(), "tools/call", callReq("run_shell_command", `{"command":"touch x"}`))
-	if text, isErr := resultText(t, r); err != nil || !isErr || !strings.Contains(text, `run_shell_command "touch x" was not started`) || ran.Load() != before {
+	if text, isErr := shutdownText(t, r); err != nil || !isErr || !strings.Contains(text, `run_shell_command "touch x" was not started`) || ran.Load() != before {
 		t.Errorf("call after Begin: %q, %v, ran %v; want it refused unrun", text, err, ran.Load() != before)
 	}
 	if r, err := h(context.Background(), "tools/list", nil); err != nil || r == nil {

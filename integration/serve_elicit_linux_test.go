@@ -19,7 +19,7 @@ type rawClient struct {
 	out *bufio.Reader
 }
 
-func (e *env) serveRaw(t *testing.T) *rawClient {
+func (e *env) serveOldClient(t *testing.T) *rawClient {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
@@ -81,7 +81,7 @@ func TestServeElicitationFailures(t *testing.T) {
 			{"result": map[string]any{"action": "accept", "content": map[string]any{"answer": 7}}},
 			{"result": map[string]any{"action": "accept"}},
 		} {
-			c := e.serveRaw(t)
+			c := e.serveOldClient(t)
 			c.send(map[string]any{"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": map[string]any{
 				"name": "run_shell_command", "arguments": map[string]any{"command": askLine}}})
 			q := c.read()
