@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strings"
 )
 
 // responsesAPI is OpenAI's Responses API, streamed, that Codex speaks to a
@@ -46,27 +47,80 @@ func (responsesAPI) tools(body []byte) []string {
 			} `json:"tools"`
 		}
 		json.Unmarshal(raw, &t)
+		if t.Type == "tool_search" {
+			t.Name = "tool_search"
+		}
 		names = append(names, t.Name)
 		for _, sub := range t.Tools {
 			names = append(names, t.Name+"__"+sub.Name)
 		}
 	}
+	// The tools a tool search found come back in the input.
+	for _, item := range req.Input {
+		var out struct {
+			Type  string `json:"type"`
+			Tools []struct {
+				Type  string `json:"type"`
+				Name  string `json:"name"`
+				Tools []struct {
+					Name string `json:"name"`
+				} `json:"tools"`
+			} `json:"tools"`
+		}
+		json.Unmarshal(item, &out)
+		if out.Type != "tool_search_output" {
+			continue
+		}
+		for _, t := range out.Tools {
+			names = append(names, t.Name)
+			for _, sub := range t.Tools {
+				names = append(names, t.Name+"__"+sub.Name)
+			}
+		}
+	}
 	return names
 }
 
-func (responsesAPI) reply(w http.ResponseWriter, r *http.Request, body []byte, n int, tool string, args map[string]any, text string) {
-	w.Header().Set("Content-Type", "text/event-stream")
-	id := fmt.Sprintf("resp_%03d", n)
-	event := func(data map[string]any) {
-		b, _ := json.Marshal(data)
-		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", data["type"], b)
+func (responsesAPI) searchTool(offered []string) string {
+	for _, name := range offered {
+		if name == "tool_search" {
+			return name
+		}
 	}
+	return ""
+}
+
+// search calls Codex's tool_search, which the client runs ("execution":
+// "client") and answers with a tool_search_output of the tools found.
+func (responsesAPI) search(w http.ResponseWriter, n int, searchTool, want string) {
+	item := map[string]any{"type": "tool_search_call", "id": fmt.Sprintf("ts_%03d", n), "call_id": fmt.Sprintf("call_%03d", n),
+		"execution": "client", "status": "completed", "arguments": map[string]any{"query": "forgebox " + want, "limit": 8}}
+	writeResponse(w, n, item)
+}
+
+func (responsesAPI) reply(w http.ResponseWriter, r *http.Request, body []byte, n int, tool string, args map[string]any, text string) {
 	item := map[string]any{"type": "message", "role": "assistant", "id": fmt.Sprintf("msg_%03d", n), "status": "completed",
 		"content": []any{map[string]any{"type": "output_text", "text": text, "annotations": []any{}}}}
 	if tool != "" {
 		a, _ := json.Marshal(args)
 		item = map[string]any{"type": "function_call", "id": fmt.Sprintf("fc_%03d", n), "call_id": fmt.Sprintf("call_%03d", n),
 			"name": tool, "arguments": string(a), "status": "completed"}
+		// A tool of a namespace (tools() names it namespace__name) is
+		// called by its name with its namespace beside it.
+		if i := strings.LastIndex(tool, "__"); strings.HasPrefix(tool, "mcp__") && i > len("mcp") {
+			item["namespace"], item["name"] = tool[:i], tool[i+2:]
+		}
+	}
+	writeResponse(w, n, item)
+}
+
+// writeResponse streams a response of one output item.
+func writeResponse(w http.ResponseWriter, n int, item map[string]any) {
+	w.Header().Set("Content-Type", "text/event-stream")
+	id := fmt.Sprintf("resp_%03d", n)
+	event := func(data map[string]any) {
+		b, _ := json.Marshal(data)
+		fmt.Fprintf(w, "event: %s\ndata: %s\n\n", data["type"], b)
 	}
 	event(map[string]any{"type": "response.created", "response": map[string]any{"id": id}})
 	event(map[string]any{"type": "response.output_item.added", "output_index": 0, "item": item})

@@ -39,6 +39,7 @@ type standin struct {
 	requests []recorded
 	results  []json.RawMessage // the latest conversation's tool results, in order
 	missing  []string          // tools the script asked for that the client did not offer
+	searched map[int]bool      // steps at which the model searched for its tool
 }
 
 type recorded struct {
@@ -115,6 +116,14 @@ func (s *standin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	next := s.script[len(got)]
 	name := pick(offered, next.Tool)
+	if sr, ok := s.proto.(searcher); ok && name == "" && !s.searchedFor(len(got)) {
+		// The client defers MCP tools behind a tool search, as a model
+		// would use it: search for the tool, then call it.
+		if search := sr.searchTool(offered); search != "" {
+			sr.search(w, n, search, next.Tool)
+			return
+		}
+	}
 	if name == "" {
 		s.mu.Lock()
 		s.missing = append(s.missing, next.Tool)
@@ -123,6 +132,28 @@ func (s *standin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.proto.reply(w, r, body, n, name, next.Args, "")
+}
+
+// searcher is a protocol whose client may hide MCP tools until the model
+// searches for them.
+type searcher interface {
+	// searchTool returns the offered tool that searches, or "".
+	searchTool(offered []string) string
+	// search writes a call of the search tool looking for want.
+	search(w http.ResponseWriter, n int, searchTool, want string)
+}
+
+// searchedFor reports whether the model already searched at the step with
+// that many tool results, and records that it has.
+func (s *standin) searchedFor(step int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.searched == nil {
+		s.searched = map[int]bool{}
+	}
+	done := s.searched[step]
+	s.searched[step] = true
+	return done
 }
 
 // pick finds the offered tool that is want: forgebox's own (qualified by
