@@ -1,3 +1,5 @@
+//go:build linux && agents
+
 package agents
 
 import (
@@ -23,19 +25,20 @@ func claudeEnv(s *standin) []string {
 // run_shell_command: output, a denial, an approval.
 func TestClaudeCodeMCP(t *testing.T) {
 	claude := client(t, "claude-code", "claude")
-	sc := newScratch(t)
-	s := newStandin(t, anthropic{}, shellScript...)
-	ctx := context.Background()
-	if r := sc.run(ctx, claude, claudeEnv(s), "mcp", "add", "forgebox", "--", forgebox, "serve", "--workspace", sc.ws); r.code != 0 {
-		t.Fatalf("claude mcp add: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	r := sc.run(ctx, claude, claudeEnv(s), "-p", "run the commands", "--output-format", "json", "--allowedTools", "mcp__forgebox")
-	t.Logf("claude -p took %v", r.took)
-	if r.code != 0 {
-		t.Errorf("claude -p: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	checkShellResults(t, s.toolResults())
-	sc.unchanged()
+	forEachMode(t, func(t *testing.T, sc *scratch) {
+		s := newStandin(t, anthropic{}, shellScript...)
+		ctx := context.Background()
+		if r := sc.run(ctx, claude, claudeEnv(s), "mcp", "add", "forgebox", "--", forgebox, "serve", "--workspace", sc.ws); r.code != 0 {
+			t.Fatalf("claude mcp add: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		r := sc.run(ctx, claude, claudeEnv(s), "-p", "run the commands", "--output-format", "json", "--allowedTools", "mcp__forgebox")
+		t.Logf("claude -p took %v", r.took)
+		if r.code != 0 {
+			t.Errorf("claude -p: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		checkShellResults(t, s.toolResults())
+		sc.unchanged()
+	})
 }
 
 // shellScript is what the stand-in model asks of forgebox's

@@ -1,3 +1,5 @@
+//go:build linux && agents
+
 package agents
 
 import (
@@ -42,14 +44,15 @@ func codexEnv() []string {
 // its run_shell_command: output, a denial, an approval.
 func TestCodexMCP(t *testing.T) {
 	codex := client(t, "codex", "codex")
-	sc := newScratch(t)
-	s := newStandin(t, responsesAPI{}, shellScript...)
-	codexConfig(t, sc, s)
-	r := sc.run(context.Background(), codex, codexEnv(), "exec", "--skip-git-repo-check", "--json", "run the commands")
-	t.Logf("codex exec took %v\n%s\n%s", r.took, r.stdout, r.stderr)
-	if r.code != 0 {
-		t.Errorf("codex exec: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	checkShellResults(t, s.toolResults())
-	sc.unchanged()
+	forEachMode(t, func(t *testing.T, sc *scratch) {
+		s := newStandin(t, responsesAPI{}, shellScript...)
+		codexConfig(t, sc, s)
+		r := sc.run(context.Background(), codex, codexEnv(), "exec", "--skip-git-repo-check", "--json", "run the commands")
+		t.Logf("codex exec took %v", r.took)
+		if r.code != 0 {
+			t.Errorf("codex exec: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		checkShellResults(t, s.toolResults())
+		sc.unchanged()
+	})
 }

@@ -1,3 +1,5 @@
+//go:build linux && agents
+
 package agents
 
 import (
@@ -6,8 +8,11 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -39,27 +44,69 @@ func client(t *testing.T, dir, name string) string {
 	return p
 }
 
-// scratch is one test's world: a git workspace with one commit, and a home
-// of its own so that no configuration of the machine's user is read.
+// mode is who runs the clients: the test's own user, and, when that is
+// root, the unprivileged FORGEBOX_TEST_USER (default fbtest) too.
+type mode struct {
+	name     string
+	uid, gid int
+}
+
+func modes(t *testing.T) []mode {
+	t.Helper()
+	self := mode{name: "self", uid: os.Getuid(), gid: os.Getgid()}
+	if self.uid != 0 {
+		return []mode{self}
+	}
+	self.name = "root"
+	name := os.Getenv("FORGEBOX_TEST_USER")
+	if name == "" {
+		name = "fbtest"
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Logf("test user %s: %v: the clients run as root only", name, err)
+		return []mode{self}
+	}
+	uid, _ := strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	return []mode{self, {name: "user", uid: uid, gid: gid}}
+}
+
+// forEachMode runs f once per mode, one after the other (the machine's two
+// cores are enough for one agent CLI and its forgebox at a time).
+func forEachMode(t *testing.T, f func(t *testing.T, sc *scratch)) {
+	t.Helper()
+	for _, m := range modes(t) {
+		t.Run(m.name, func(t *testing.T) {
+			start := time.Now()
+			f(t, newScratch(t, m))
+			t.Logf("%s as %s: %v", t.Name(), m.name, time.Since(start).Round(time.Millisecond))
+		})
+	}
+}
+
+// scratch is one test's world: a git workspace with one commit and an
+// uncommitted change, and a home of its own so that no configuration of
+// the machine's user is read; all owned by the mode's user.
 type scratch struct {
 	t    *testing.T
+	m    mode
 	dir  string
 	ws   string
 	home string
 }
 
-func newScratch(t *testing.T) *scratch {
+func newScratch(t *testing.T, m mode) *scratch {
 	t.Helper()
 	dir, err := os.MkdirTemp("", "fbagent-")
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
-	s := &scratch{t: t, dir: dir, ws: filepath.Join(dir, "ws"), home: filepath.Join(dir, "home")}
+	s := &scratch{t: t, m: m, dir: dir, ws: filepath.Join(dir, "ws"), home: filepath.Join(dir, "home")}
+	s.chown(dir)
 	for _, d := range []string{s.ws, s.home} {
-		if err := os.MkdirAll(d, 0o755); err != nil {
-			t.Fatal(err)
-		}
+		s.mkdir(d)
 	}
 	s.write(filepath.Join(s.ws, "README"), "a workspace\n")
 	for _, args := range [][]string{{"init", "-q"}, {"add", "README"}, {"commit", "-qm", "first"}} {
@@ -73,12 +120,36 @@ func newScratch(t *testing.T) *scratch {
 	return s
 }
 
-func (s *scratch) write(p, content string) {
+// mkdir creates a directory and its missing parents, owned by the mode's
+// user.
+func (s *scratch) mkdir(p string) {
 	s.t.Helper()
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+	if _, err := os.Stat(p); err == nil {
+		return
+	}
+	s.mkdir(filepath.Dir(p))
+	if err := os.Mkdir(p, 0o755); err != nil {
 		s.t.Fatal(err)
 	}
+	s.chown(p)
+}
+
+// write creates a file owned by the mode's user, with its parents.
+func (s *scratch) write(p, content string) {
+	s.t.Helper()
+	s.mkdir(filepath.Dir(p))
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	s.chown(p)
+}
+
+func (s *scratch) chown(p string) {
+	s.t.Helper()
+	if os.Getuid() != 0 {
+		return
+	}
+	if err := os.Lchown(p, s.m.uid, s.m.gid); err != nil {
 		s.t.Fatal(err)
 	}
 }
@@ -116,6 +187,9 @@ func (s *scratch) run(ctx context.Context, name string, extraEnv []string, args 
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	cmd.WaitDelay = 5 * time.Second
+	if s.m.uid != os.Getuid() {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(s.m.uid), Gid: uint32(s.m.gid), Groups: []uint32{}}}
+	}
 	start := time.Now()
 	err := cmd.Run()
 	r := result{stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}

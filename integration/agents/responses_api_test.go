@@ -1,3 +1,5 @@
+//go:build linux && agents
+
 package agents
 
 import (

@@ -1,3 +1,5 @@
+//go:build linux && agents
+
 package agents
 
 import (
@@ -35,21 +37,22 @@ func geminiSettings(t *testing.T, sc *scratch) {
 // run_shell_command: output, a denial, an approval.
 func TestGeminiCLIMCP(t *testing.T) {
 	gemini := client(t, "gemini-cli", "gemini")
-	sc := newScratch(t)
-	geminiSettings(t, sc)
-	s := newStandin(t, geminiAPI{}, shellScript...)
-	ctx := context.Background()
-	if r := sc.run(ctx, gemini, geminiEnv(s), "mcp", "add", "--trust", "forgebox", forgebox, "serve", "--workspace", sc.ws); r.code != 0 {
-		t.Fatalf("gemini mcp add: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	if _, err := os.Stat(filepath.Join(sc.ws, ".gemini", "settings.json")); err != nil {
-		t.Fatalf("gemini mcp add wrote no project settings: %v", err)
-	}
-	r := sc.run(ctx, gemini, geminiEnv(s), "-p", "run the commands", "--output-format", "json", "--approval-mode", "yolo")
-	t.Logf("gemini -p took %v", r.took)
-	if r.code != 0 {
-		t.Errorf("gemini -p: exit %d\n%s%s", r.code, r.stdout, r.stderr)
-	}
-	checkShellResults(t, s.toolResults())
-	sc.unchanged()
+	forEachMode(t, func(t *testing.T, sc *scratch) {
+		geminiSettings(t, sc)
+		s := newStandin(t, geminiAPI{}, shellScript...)
+		ctx := context.Background()
+		if r := sc.run(ctx, gemini, geminiEnv(s), "mcp", "add", "--trust", "forgebox", forgebox, "serve", "--workspace", sc.ws); r.code != 0 {
+			t.Fatalf("gemini mcp add: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(sc.ws, ".gemini", "settings.json")); err != nil {
+			t.Fatalf("gemini mcp add wrote no project settings: %v", err)
+		}
+		r := sc.run(ctx, gemini, geminiEnv(s), "-p", "run the commands", "--output-format", "json", "--approval-mode", "yolo")
+		t.Logf("gemini -p took %v", r.took)
+		if r.code != 0 {
+			t.Errorf("gemini -p: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		checkShellResults(t, s.toolResults())
+		sc.unchanged()
+	})
 }
