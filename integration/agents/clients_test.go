@@ -98,7 +98,7 @@ type scratch struct {
 
 func newScratch(t *testing.T, m mode) *scratch {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "fbagent-")
+	dir, err := os.MkdirTemp(baseDir, "a-")
 	if err != nil {
 		t.Fatal(err)
 	}
