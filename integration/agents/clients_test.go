@@ -33,7 +33,15 @@ func nodeBin() string { return filepath.Join(ciDir(), "node22", "node_modules", 
 func client(t *testing.T, dir, name string) string {
 	t.Helper()
 	p := filepath.Join(ciDir(), dir, "node_modules", ".bin", name)
-	for _, need := range []string{filepath.Join(nodeBin(), "node"), p} {
+	installed(t, p)
+	return p
+}
+
+// installed skips the test unless Node 22 and the paths are there, or
+// fails it when FORGEBOX_REQUIRE_AGENTS=1 (set by .ci/run).
+func installed(t *testing.T, paths ...string) {
+	t.Helper()
+	for _, need := range append([]string{filepath.Join(nodeBin(), "node")}, paths...) {
 		if _, err := os.Stat(need); err != nil {
 			if os.Getenv("FORGEBOX_REQUIRE_AGENTS") == "1" {
 				t.Fatalf("%s is missing (%v): run scripts/setup-agents", need, err)
@@ -41,7 +49,6 @@ func client(t *testing.T, dir, name string) string {
 			t.Skipf("%s is not installed: run scripts/setup-agents", need)
 		}
 	}
-	return p
 }
 
 // mode is who runs the clients: the test's own user, and, when that is
