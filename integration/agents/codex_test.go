@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -33,6 +34,12 @@ default_tools_approval_mode = "approve"
 
 [projects.%q]
 trust_level = "trusted"
+
+# Codex's own shell tools (exec_command, write_stdin) would let the model
+# run commands outside forgebox.
+[features]
+shell_tool = false
+unified_exec = false
 `, s.url, forgebox, sc.ws, sc.ws))
 }
 
@@ -53,6 +60,9 @@ func TestCodexMCP(t *testing.T) {
 			t.Errorf("codex exec: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		checkShellResults(t, s.toolResults())
+		if offered := s.offered(); slices.Contains(offered, "exec_command") {
+			t.Errorf("Codex offers its own exec_command beside forgebox's tools: %v", offered)
+		}
 		sc.unchanged()
 	})
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -17,8 +18,11 @@ func geminiEnv(s *standin) []string {
 }
 
 // geminiSettings writes the user settings Gemini CLI needs: API-key auth,
-// folder trust, and its own unsandboxed shell and file-writing tools
-// excluded so that the model has forgebox's only.
+// the workspace trusted (Gemini CLI loads no MCP server in an untrusted
+// folder), and its own unsandboxed shell and file-writing tools excluded
+// so that the model has forgebox's only. They are excluded by class name:
+// Gemini CLI matches an excluded tool name against MCP tools' unqualified
+// names too, so excluding run_shell_command would hide forgebox's as well.
 func geminiSettings(t *testing.T, sc *scratch) {
 	t.Helper()
 	settings := map[string]any{
@@ -47,12 +51,21 @@ func TestGeminiCLIMCP(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(sc.ws, ".gemini", "settings.json")); err != nil {
 			t.Fatalf("gemini mcp add wrote no project settings: %v", err)
 		}
+		// yolo: in gemini -p, the default approval mode drops every tool
+		// that would need a confirmation, and with it (by the unqualified
+		// name) forgebox's run_shell_command and write_file. Gemini's own
+		// shell and file writers are excluded above; forgebox judges.
 		r := sc.run(ctx, gemini, geminiEnv(s), "-p", "run the commands", "--output-format", "json", "--approval-mode", "yolo")
 		t.Logf("gemini -p took %v", r.took)
 		if r.code != 0 {
 			t.Errorf("gemini -p: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		checkShellResults(t, s.toolResults())
+		for _, own := range []string{"run_shell_command", "write_file", "replace"} {
+			if offered := s.offered(); slices.Contains(offered, own) {
+				t.Errorf("Gemini CLI offers its own unsandboxed %s beside forgebox's tools: %v", own, offered)
+			}
+		}
 		sc.unchanged()
 	})
 }

@@ -174,6 +174,19 @@ func pick(offered []string, want string) string {
 	return ""
 }
 
+// offered returns the tools the client offered in its first request that
+// offered any.
+func (s *standin) offered() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, r := range s.requests {
+		if names := s.proto.tools(r.Body); len(names) > 0 {
+			return names
+		}
+	}
+	return nil
+}
+
 // toolResults returns the tool results the client sent back, in order; the
 // test fails unless it sent one for every step.
 func (s *standin) toolResults() []string {
