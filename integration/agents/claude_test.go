@@ -15,14 +15,13 @@ func claudeEnv(s *standin) []string {
 		"ANTHROPIC_BASE_URL=" + s.url, "ANTHROPIC_API_KEY=sk-ant-standin",
 		"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1",
 		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
-		// Tool search would hide forgebox's tools behind its ToolSearch tool
-		// until the model searched for them.
-		"ENABLE_TOOL_SEARCH=false",
 	}
 }
 
 // Claude Code starts forgebox serve from `claude mcp add` and calls its
-// run_shell_command: output, a denial, an approval.
+// run_shell_command: output, a denial, an approval. Claude Code defers MCP
+// tools behind its ToolSearch; the stand-in model searches first, as a
+// model would.
 func TestClaudeCodeMCP(t *testing.T) {
 	claude := client(t, "claude-code", "claude")
 	forEachMode(t, func(t *testing.T, sc *scratch) {
