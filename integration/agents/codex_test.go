@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 )
 
@@ -65,4 +66,17 @@ func TestCodexMCP(t *testing.T) {
 		}
 		sc.unchanged()
 	})
+}
+
+// `codex mcp list` only echoes config.toml, as docs/agents/codex.md says: it
+// lists a server whose command does not exist as enabled, without an error.
+func TestCodexMCPListEchoes(t *testing.T) {
+	codex := client(t, "codex", "codex")
+	sc := newScratch(t, modes(t)[0])
+	missing := filepath.Join(sc.dir, "no-such-forgebox")
+	sc.write(filepath.Join(sc.home, ".codex", "config.toml"), fmt.Sprintf("[mcp_servers.forgebox]\ncommand = %q\nargs = [\"serve\"]\n", missing))
+	r := sc.run(context.Background(), codex, nil, "mcp", "list")
+	if r.code != 0 || !strings.Contains(r.stdout, missing) || !strings.Contains(r.stdout, "enabled") {
+		t.Errorf("codex mcp list with a missing server command: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
 }
