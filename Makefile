@@ -7,7 +7,7 @@ BIN     := bin/forgebox
 TAGS    := netgo,osusergo
 LDFLAGS := -s -w -X main.version=$(VERSION) -extldflags -static
 
-.PHONY: build setup test bench clean vagrant-validate winetest
+.PHONY: build setup test agents-test bench clean vagrant-validate winetest
 
 build:
 	CGO_ENABLED=1 $(GO) build -trimpath -tags $(TAGS) -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/forgebox
@@ -19,6 +19,15 @@ setup:
 
 test:
 	./scripts/test
+
+# Drives the real agent clients (Gemini CLI, Codex, Claude Code, the
+# TypeScript MCP SDK) against forgebox, each with a stand-in model API on
+# 127.0.0.1 (integration/agents, build tag agents); scripts/setup-agents
+# installs them. FORGEBOX_REQUIRE_AGENTS=1 makes a missing client a failure;
+# CI sets it. -v prints each test's wall time.
+agents-test:
+	CGO_ENABLED=1 $(GO) vet -tags agents ./integration/agents/
+	CGO_ENABLED=1 $(GO) test -tags agents -count=1 -timeout 20m -v ./integration/agents/
 
 bench: build
 	$(GO) run ./bench -forgebox $(BIN)

@@ -3,34 +3,47 @@ package integration
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// inspector is the official MCP Inspector's command line, which scripts/setup
-// installs: an MCP client forgebox did not write.
-func inspector(t *testing.T) string {
+// mcpInspector is the official MCP Inspector (2.x), which scripts/setup-agents
+// installs with the Node 22 it needs: an MCP client forgebox did not write.
+type mcpInspector struct {
+	node   string // Node 22's node
+	script string // the Inspector's launcher
+}
+
+// inspector finds the Inspector and its Node; FORGEBOX_REQUIRE_INSPECTOR=1
+// (set by .ci/run) makes a missing one a failure.
+func inspector(t *testing.T) mcpInspector {
 	t.Helper()
-	p := os.Getenv("FORGEBOX_MCP_INSPECTOR")
-	if p == "" {
-		p = "/opt/forgebox-ci/mcp-inspector/node_modules/.bin/mcp-inspector"
+	dir := os.Getenv("FORGEBOX_CI_DIR")
+	if dir == "" {
+		dir = "/opt/forgebox-ci"
 	}
-	if _, err := exec.LookPath(p); err != nil {
-		if os.Getenv("FORGEBOX_REQUIRE_INSPECTOR") != "" {
-			t.Fatalf("the MCP Inspector is missing (%v): run scripts/setup", err)
+	in := mcpInspector{
+		node:   filepath.Join(dir, "node22", "node_modules", ".bin", "node"),
+		script: filepath.Join(dir, "inspector2", "node_modules", ".bin", "mcp-inspector"),
+	}
+	for _, p := range []string{in.node, in.script} {
+		if _, err := os.Stat(p); err != nil {
+			if os.Getenv("FORGEBOX_REQUIRE_INSPECTOR") != "" {
+				t.Fatalf("the MCP Inspector is missing (%v): run scripts/setup-agents", err)
+			}
+			t.Skipf("the MCP Inspector is not installed (%s): run scripts/setup-agents", p)
 		}
-		t.Skipf("the MCP Inspector is not installed (%s): run scripts/setup", p)
 	}
-	return p
+	return in
 }
 
 // inspect runs one Inspector CLI call against forgebox serve, as the mode's
 // user in the workspace, and decodes what it printed.
-func (e *env) inspect(t *testing.T, bin string, method string, args ...string) map[string]any {
+func (e *env) inspect(t *testing.T, in mcpInspector, method string, args ...string) map[string]any {
 	t.Helper()
-	cli := append([]string{"--cli", forgebox, "serve", "--method", method}, args...)
-	r := e.runProgram(bin, cli...)
+	cli := append([]string{in.script, "--cli", forgebox, "serve", "--method", method}, args...)
+	r := e.runProgram(in.node, cli...)
 	var out map[string]any
 	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 		t.Fatalf("inspector %s %q: exit %d, %v\nstdout: %s\nstderr: %s", method, args, r.code, err, r.stdout, r.stderr)
@@ -45,6 +58,11 @@ func TestInspectorSession(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		e = judgedEnv(t, e)
 		list := e.inspect(t, bin, "tools/list")
+		// --strict: the Inspector's schema portability check exits 6 on a
+		// tool schema that some client would refuse.
+		if r := e.runProgram(bin.node, bin.script, "--cli", forgebox, "serve", "--method", "tools/list", "--strict"); r.code != 0 {
+			t.Errorf("inspector tools/list --strict: exit %d\n%s", r.code, r.stderr)
+		}
 		b, _ := json.Marshal(list["tools"])
 		for _, want := range []string{"run_shell_command", "check_command", "git"} {
 			if !strings.Contains(string(b), `"name":"`+want+`"`) {
