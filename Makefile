@@ -36,7 +36,7 @@ clean:
 	rm -rf bin
 
 # Checks the Vagrantfile (forgebox on Ubuntu 24.04, Debian 12, Fedora, an old
-# kernel and Windows: see the README) without booting anything; CI runs it.
+# kernel and Windows: see docs/testing.md) without booting anything; CI runs it.
 vagrant-validate:
 	./scripts/vagrant/validate
 

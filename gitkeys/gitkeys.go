@@ -37,7 +37,7 @@ const (
 // grows keys that run programs (hook.*.command and alias.*.command are
 // recent) and a denylist would let each new one through until someone
 // noticed. The keys refused on purpose are listed in gitconfig_keys_test.go
-// and the README.
+// and docs/security-model.md.
 var table = map[string]Class{
 	// Identity. Not user.signingKey: with gpg.format ssh it may be a
 	// command's output.

@@ -10,7 +10,7 @@ import (
 // refusedGitKeys are the keys that make Git run a program, send data to or
 // fetch code from a place of the key's choosing, read another file, or
 // change what the repository is (git-config(1)), with a value each: the
-// list the README gives and the integration tests attack with.
+// list docs/security-model.md gives and the integration tests attack with.
 func refusedGitKeys(t *testing.T) [][2]string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "git-refused-keys.txt"))

@@ -143,7 +143,7 @@
 // under a restricted token at Low integrity, in a job object, on a ConPTY.
 // Neither has namespaces: what each enforces is narrower, and every layer
 // it cannot apply is refused or, with BestEffort, listed in
-// Enforced.Missing. The README's platform table is the account of what each
+// Enforced.Missing. The table in docs/platforms.md is the account of what each
 // platform enforces. The platform-neutral parts (the profile generator,
 // Windows path containment, the job limits) are in unsuffixed files, so
 // Linux CI tests them.

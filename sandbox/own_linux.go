@@ -92,7 +92,7 @@ func checkOwn(roots, own []string) error {
 // own places lying in the writable roots, making a missing directory
 // (0700, as forgebox makes its own) so that it can be held. A missing
 // file (a history's -wal before the database is first written) is not
-// held: see the README's security model. checkOwn has passed.
+// held: see docs/security-model.md. checkOwn has passed.
 func ownProtected(roots, own []string) ([]protectedPath, error) {
 	places, err := ownPlaces(own)
 	if err != nil {

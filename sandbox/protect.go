@@ -13,8 +13,7 @@ import "slices"
 // the user happens to work (direnv on cd, an editor opened on a
 // subdirectory, an agent started there, git discovering a nested
 // repository). Build files that the user runs on purpose (Makefile,
-// package.json scripts) are not protected: see the README's security
-// model.
+// package.json scripts) are not protected: see docs/security-model.md.
 var (
 	// Read by a login or interactive shell from the home directory only;
 	// protected at the root for a workspace that is used as one.
@@ -36,7 +35,7 @@ var (
 )
 
 // anyDepthNames are the protected names whose consumer reads them in any
-// directory, each for a reason (README, "Security model"):
+// directory, each for a reason (docs/security-model.md):
 //   - .envrc: direnv loads it on cd into that directory.
 //   - .mcp.json, .claude/, .gemini/, .codex/, .cursor/: an agent started in
 //     a subdirectory reads its project configuration there (MCP servers it
