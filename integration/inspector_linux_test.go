@@ -70,8 +70,15 @@ func TestInspectorSession(t *testing.T) {
 			}
 		}
 		res := e.inspect(t, bin, "tools/call", "--tool-name", "run_shell_command", "--tool-arg", "command=echo from the inspector")
-		sc, _ := res["structuredContent"].(map[string]any)
-		if sc["stdout"] != "from the inspector\n" || sc["exit_code"] != 0.0 || res["isError"] == true {
+		// A command's output is in the text, once; its data in _meta.
+		meta, _ := res["_meta"].(map[string]any)
+		data, _ := meta["forgebox/result"].(map[string]any)
+		content, _ := res["content"].([]any)
+		text := ""
+		if len(content) == 1 {
+			text, _ = content[0].(map[string]any)["text"].(string)
+		}
+		if !strings.Contains(text, "--- stdout (19 bytes) ---\nfrom the inspector\n") || data["exit_code"] != 0.0 || res["isError"] == true || res["structuredContent"] != nil {
 			t.Errorf("run_shell_command: %v", res)
 		}
 		for _, want := range []string{"write_file", "read_file", "shell_start", "shell_exec", "shell_send", "shell_read"} {

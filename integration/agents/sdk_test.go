@@ -16,12 +16,19 @@ import (
 type sdkSession struct {
 	Tools []string `json:"tools"`
 	Calls []struct {
-		IsError    bool `json:"isError"`
-		Structured struct {
-			Ran      bool            `json:"ran"`
-			Stdout   string          `json:"stdout"`
-			Approval json.RawMessage `json:"approval_required"`
-		} `json:"structuredContent"`
+		IsError bool `json:"isError"`
+		// A command's data is in the result's _meta; its output only in
+		// the text, once.
+		Meta struct {
+			Structured struct {
+				Ran      bool            `json:"ran"`
+				Approval json.RawMessage `json:"approval_required"`
+			} `json:"forgebox/result"`
+		} `json:"_meta"`
+		Content []struct {
+			Text string `json:"text"`
+		} `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
 	} `json:"calls"`
 	Asked []struct {
 		Message string `json:"message"`
@@ -71,10 +78,10 @@ func TestTypeScriptSDKApproves(t *testing.T) {
 		if !slices.Contains(s.Tools, "run_shell_command") {
 			t.Errorf("tools/list: %v", s.Tools)
 		}
-		if c := s.Calls[0]; c.IsError || c.Structured.Stdout != "hello\n" {
+		if c := s.Calls[0]; c.IsError || !strings.Contains(c.Content[0].Text, "--- stdout (6 bytes) ---\nhello\n") || c.StructuredContent != nil {
 			t.Errorf("echo hello: %+v", c)
 		}
-		if c := s.Calls[1]; !c.IsError || c.Structured.Ran {
+		if c := s.Calls[1]; !c.IsError || c.Meta.Structured.Ran {
 			t.Errorf("denied line: %+v", c)
 		}
 		if _, err := os.Stat(filepath.Join(sc.ws, "M")); err == nil {
@@ -83,7 +90,7 @@ func TestTypeScriptSDKApproves(t *testing.T) {
 		if len(s.Asked) != 1 || !strings.Contains(s.Asked[0].Message, "git reset --hard") {
 			t.Errorf("the person was asked %+v, want once about git reset --hard", s.Asked)
 		}
-		if c := s.Calls[2]; c.IsError || !c.Structured.Ran {
+		if c := s.Calls[2]; c.IsError || !c.Meta.Structured.Ran {
 			t.Errorf("git reset --hard, approved once: %+v", c)
 		}
 		if b, _ := os.ReadFile(filepath.Join(sc.ws, "README")); string(b) == changedReadme {
@@ -102,7 +109,7 @@ func TestTypeScriptSDKRefuses(t *testing.T) {
 				if len(s.Asked) != 1 {
 					t.Errorf("the person was asked %d times, want 1", len(s.Asked))
 				}
-				if c := s.Calls[0]; !c.IsError || c.Structured.Ran || c.Structured.Approval == nil {
+				if c := s.Calls[0]; !c.IsError || c.Meta.Structured.Ran || c.Meta.Structured.Approval == nil {
 					t.Errorf("git reset --hard, refused: %+v", c)
 				}
 				sc.unchanged()
