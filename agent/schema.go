@@ -53,7 +53,14 @@ func addTool[In, Out any](srv *mcp.Server, t *mcp.Tool, h mcp.ToolHandlerFor[In,
 	srv.AddTool(t, func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args In
 		if err := decodeArguments(req.Params.Arguments, in, rin, &args); err != nil {
-			return textResult(fmt.Sprintf("%s: %v", t.Name, err), true), nil
+			msg := fmt.Sprintf("%s: %v", t.Name, err)
+			res := textResult(msg, true)
+			if textOnly {
+				// As a command refused for its input says it in its data.
+				res.Meta = mcp.Meta{ResultMeta: map[string]any{"ran": false, "exit_code": sandbox.ExitForgebox,
+					"blocked": &Blocked{Layer: "input", Message: msg, Hint: "fix the arguments and call again"}}}
+			}
+			return res, nil
 		}
 		res, o, err := h(ctx, req, args)
 		if err != nil {
@@ -145,7 +152,7 @@ const (
 // name: an argument means the same in every tool that takes it.
 func argumentRange(name string) (lo, hi float64, ok bool) {
 	switch name {
-	case "timeout_ms":
+	case "timeout_ms", "idle_timeout_ms":
 		return 0, maxTimeoutMS, true
 	case "wait_ms":
 		return 0, maxWaitMS, true

@@ -37,9 +37,10 @@ type ShellExecInput struct {
 }
 
 type ShellExecOutput struct {
-	Ran          bool            `json:"ran" jsonschema:"the command ran; false when the policy stopped it or it awaits an approval"`
-	ExitCode     int             `json:"exit_code" jsonschema:"the command's exit status: 130 after an interrupt, -1 when unknown because it is still running"`
-	Output       string          `json:"output" jsonschema:"what the command printed, stdout and stderr interleaved as on a terminal, without escape sequences"`
+	Ran      bool `json:"ran" jsonschema:"the command ran; false when the policy stopped it or it awaits an approval"`
+	ExitCode int  `json:"exit_code" jsonschema:"the command's exit status: 130 after an interrupt, -1 when unknown because it is still running"`
+	// The output (stdout and stderr interleaved as on a terminal, without
+	// escape sequences) is in the result's text, once.
 	TimedOut     bool            `json:"timed_out" jsonschema:"the timeout passed and Ctrl-C was sent"`
 	StillRunning bool            `json:"still_running,omitempty" jsonschema:"the command did not stop after Ctrl-C: its further output goes to shell_read"`
 	Truncated    bool            `json:"truncated" jsonschema:"the output was longer than forgebox keeps: its middle was dropped"`
@@ -52,6 +53,7 @@ type ShellExecOutput struct {
 	// Quarantined lists protected paths the session's commands created,
 	// moved aside.
 	Quarantined []sandbox.Quarantined `json:"quarantined,omitempty" jsonschema:"protected paths the session's commands created, moved aside"`
+	OutputID    string                `json:"output_id,omitempty" jsonschema:"the id read_output takes, when the text shows only the head and tail of the output"`
 }
 
 type ShellSendInput struct {
@@ -73,6 +75,7 @@ type ShellReadOutput struct {
 	// Quarantined lists protected paths the session's commands created,
 	// moved aside.
 	Quarantined []sandbox.Quarantined `json:"quarantined,omitempty" jsonschema:"protected paths the session's commands created, moved aside"`
+	OutputID    string                `json:"output_id,omitempty" jsonschema:"the id read_output takes, when the text shows only the head and tail of the output"`
 }
 
 type SessionInput struct {
@@ -104,7 +107,7 @@ func (s *server) addSessionTools(srv *mcp.Server) {
 	addTool(srv, &mcp.Tool{Name: "shell_start", Title: "Start a shell session", Annotations: changes(false, false),
 		Description: `Start a sandboxed bash on a terminal that persists between calls (cd, exported variables, a virtualenv carry over) and can run interactive programs. Returns the session id. Sessions close after a while unused; at most a few are open at once.`},
 		s.shellStart)
-	addTool(srv, &mcp.Tool{Name: "shell_exec", Title: "Run a command in a shell session", Annotations: changes(true, false),
+	addTool(srv, &mcp.Tool{Name: "shell_exec", Title: "Run a command in a shell session", Annotations: changes(true, false), Meta: resultSchemaMeta[ShellExecOutput]("shell_exec"),
 		Description: `Run a command line in a session's shell and wait for it: its output and exit status. It is judged by the policy first, like run_shell_command. Refused while an interactive program holds the terminal (use shell_send and shell_read for that).`},
 		s.shellExec)
 	addTool(srv, &mcp.Tool{Name: "shell_send", Title: "Type into a shell session", Annotations: changes(true, false),
@@ -133,54 +136,73 @@ func (s *server) shellStart(ctx context.Context, _ *mcp.CallToolRequest, in Shel
 	return textResult(fmt.Sprintf("session %s started in %s", sess.ID, dir), false), out, nil
 }
 
-func (s *server) shellExec(ctx context.Context, req *mcp.CallToolRequest, in ShellExecInput) (*mcp.CallToolResult, ShellExecOutput, error) {
+func (s *server) shellExec(ctx context.Context, req *mcp.CallToolRequest, in ShellExecInput) (*mcp.CallToolResult, any, error) {
+	failed := func(msg string) (*mcp.CallToolResult, any, error) {
+		return execResult(msg, true, ShellExecOutput{ExitCode: sandbox.ExitForgebox, Blocked: &Blocked{Layer: "input", Message: msg, Hint: "fix the arguments and call again"}}), nil, nil
+	}
 	sess, err := s.c.Sessions.Get(in.Session)
 	if err != nil {
-		return textResult(err.Error(), true), ShellExecOutput{}, nil
+		return failed(err.Error())
 	}
 	if strings.TrimSpace(in.Command) == "" || strings.IndexByte(in.Command, 0) >= 0 {
-		return textResult("command is empty or holds a NUL byte", true), ShellExecOutput{}, nil
+		return failed("command is empty or holds a NUL byte")
 	}
 	t := Target{Line: in.Command, Dir: s.cwd(sess.ID)}
 	g, err := s.gate(ctx, req, t, "")
 	switch {
 	case err != nil:
-		return textResult("forgebox could not judge the command: "+err.Error(), true), ShellExecOutput{}, nil
+		return failed("forgebox could not judge the command: " + err.Error())
 	case g.asking != nil:
-		return g.asking, ShellExecOutput{}, nil
+		return g.asking, nil, nil
 	case g.stop != nil:
 		if g.denied {
 			s.record(SessionCommand{PTYSession: sess.ID, Command: t.Line, Cwd: t.Dir, Decision: g.decision, Started: time.Now(), Denied: true})
 		}
 		out := ShellExecOutput{ExitCode: notRunExit(g.stop), Approval: g.stop.Approval, Decision: g.stop.Decision, Blocked: g.stop.Blocked}
-		return textResult(stoppedText(in.Command, *g.stop), true), out, nil
+		return execResult(stoppedText(in.Command, *g.stop), true, out), nil, nil
 	}
 	d, approved := g.decision, g.approved
 	timeout, _, err := s.timeout(in.TimeoutMS)
 	if err != nil {
-		return textResult(err.Error(), true), ShellExecOutput{ExitCode: sandbox.ExitForgebox}, nil
+		return failed(err.Error())
 	}
 	start := time.Now()
 	res, err := sess.Exec(ctx, in.Command, timeout)
 	if err != nil {
-		return textResult(err.Error(), true), ShellExecOutput{}, nil
+		return failed(err.Error())
 	}
 	if dir, err := sess.Exec(ctx, "pwd", 5*time.Second); err == nil && dir.ExitCode == 0 {
 		s.setCwd(sess.ID, strings.TrimSpace(dir.Output))
 	}
-	out := ShellExecOutput{Ran: true, ExitCode: res.ExitCode, Output: res.Output, TimedOut: res.TimedOut, StillRunning: res.StillRunning,
+	out := ShellExecOutput{Ran: true, ExitCode: res.ExitCode, TimedOut: res.TimedOut, StillRunning: res.StillRunning,
 		Truncated: res.Truncated, DurationMS: float64(res.Duration.Microseconds()) / 1000, Cwd: s.cwd(sess.ID), Decision: verdict(d)}
 	out.HistoryKey = s.record(SessionCommand{PTYSession: sess.ID, Command: t.Line, Cwd: t.Dir, Decision: d, Approved: approved != "", Started: start, Result: res})
-	text := fmt.Sprintf("exit %d in %.0f ms: %s\n%s", res.ExitCode, out.DurationMS, oneLine(in.Command, 80), res.Output)
+	shown, cut := clip(res.Output, s.budget(), "stdout", out.HistoryKey)
+	if cut {
+		out.OutputID = s.outputs.keep(out.HistoryKey, res.Output, "")
+		shown, _ = clip(res.Output, s.budget(), "stdout", out.OutputID)
+	}
+	text := fmt.Sprintf("exit %d in %.0f ms: %s\n%s", res.ExitCode, out.DurationMS, oneLine(in.Command, 80), shown)
 	if res.TimedOut {
-		text = fmt.Sprintf("TIMED OUT (interrupted) after %.0f ms: %s\n%s", out.DurationMS, oneLine(in.Command, 80), res.Output)
+		text = fmt.Sprintf("TIMED OUT (interrupted) after %.0f ms: %s\n%s", out.DurationMS, oneLine(in.Command, 80), shown)
 	}
 	var warnings []string
 	out.Quarantined, warnings = s.checkWorkspace()
+	for _, q := range out.Quarantined {
+		text += fmt.Sprintf("\nforgebox moved aside %s (to %s): %s", q.Path, q.MovedTo, q.Why)
+	}
 	for _, w := range warnings {
 		text += "\nforgebox: " + w
 	}
-	return textResult(text, false), out, nil
+	return execResult(text, false, out), nil, nil
+}
+
+// execResult is shell_exec's result: the text, with the output once, for
+// the model, and the data in _meta, as for run_shell_command.
+func execResult(text string, isError bool, out ShellExecOutput) *mcp.CallToolResult {
+	res := textResult(text, isError)
+	res.Meta = mcp.Meta{ResultMeta: out}
+	return res
 }
 
 // record writes a session command to the history, if the server records.

@@ -119,11 +119,11 @@ The command is killed at its timeout (timeout_ms), or when it prints nothing for
 
 func (s *server) addShellTools(srv *mcp.Server) {
 	addTool(srv, &mcp.Tool{Name: "run_shell_command", Title: "Run a shell command in the sandbox", Description: runShellDescription,
-		Annotations: changes(true, false), Meta: resultSchemaMeta("run_shell_command")}, s.runShell)
+		Annotations: changes(true, false), Meta: resultSchemaMeta[CommandOutput]("run_shell_command")}, s.runShell)
 	addTool(srv, &mcp.Tool{Name: "check_command", Description: `Ask forgebox's policy what it would decide about a command line, without running it: allow, ask (a person must approve) or deny, with the risk level, category, the rule that decided, and the reasons.`,
 		Title: "Check a command against the policy", Annotations: readOnly()}, s.checkCommand)
 	addTool(srv, &mcp.Tool{Name: "git", Title: "Run git in the sandbox", Description: gitDescription,
-		Annotations: changes(true, false), Meta: resultSchemaMeta("git")}, s.git)
+		Annotations: changes(true, false), Meta: resultSchemaMeta[CommandOutput]("git")}, s.git)
 }
 
 func ptr[T any](v T) *T { return &v }
@@ -456,8 +456,8 @@ func refusedConnection(res RunResult) *sandbox.Connection {
 // of the data its results carry in their _meta (ResultMeta).
 const ResultSchemaMeta = "forgebox/result_schema"
 
-func resultSchemaMeta(tool string) mcp.Meta {
-	s, _ := schemaFor[CommandOutput](tool, "output")
+func resultSchemaMeta[T any](tool string) mcp.Meta {
+	s, _ := schemaFor[T](tool, "output")
 	return mcp.Meta{ResultSchemaMeta: s}
 }
 

@@ -81,6 +81,14 @@ func (c *mcpClient) call(name string, args map[string]any, out any) (*mcp.CallTo
 		if m, ok := res.Meta["forgebox/result"].(map[string]any); ok {
 			d := maps.Clone(m)
 			d["stdout"], d["stderr"] = streamText(text.String(), "stdout"), streamText(text.String(), "stderr")
+			if name == "shell_exec" {
+				// A session's output follows the summary line.
+				_, out, _ := strings.Cut(text.String(), "\n")
+				if i := strings.Index(out, "\nforgebox"); i >= 0 {
+					out = out[:i]
+				}
+				d["output"] = out
+			}
 			data = d
 		}
 	}
