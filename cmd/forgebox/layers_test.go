@@ -46,6 +46,7 @@ var layers = map[string][]string{
 	"bench":                {"integration/everyday"}, // drives the built binary from outside
 	"integration":          {"integration/everyday"}, // black-box: runs the built binary
 	"integration/everyday": nil,                      // tiny projects for the integration tests and the bench
+	"integration/agents":   nil,                      // real agent clients against the built binary (make agents-test)
 	"integration/probe":    {"probe"},
 	"integration/vm":       nil,
 	"integration/vm/guest": nil,
