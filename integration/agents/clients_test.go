@@ -115,7 +115,7 @@ func newScratch(t *testing.T, m mode) *scratch {
 	for _, d := range []string{s.ws, s.home} {
 		s.mkdir(d)
 	}
-	s.write(filepath.Join(s.ws, "README"), "a workspace\n")
+	s.write(filepath.Join(s.ws, "README"), committedReadme)
 	for _, args := range [][]string{{"init", "-q"}, {"add", "README"}, {"commit", "-qm", "first"}} {
 		r := s.run(context.Background(), "git", nil, args...)
 		if r.code != 0 {
@@ -216,7 +216,12 @@ func (s *scratch) run(ctx context.Context, name string, extraEnv []string, args 
 // run, it would first leave the marker M in the workspace.
 const denyLine = "touch M; echo x > /dev/sda"
 
-const changedReadme = "a workspace, changed\n"
+// committedReadme is the workspace's README as committed, changedReadme
+// as it is left uncommitted.
+const (
+	committedReadme = "a workspace\n"
+	changedReadme   = "a workspace, changed\n"
+)
 
 // unchanged checks that no refused command ran: the denied line's marker
 // is absent and git reset --hard did not discard the uncommitted change.

@@ -49,11 +49,12 @@ func codexEnv() []string {
 }
 
 // Codex starts forgebox serve from config.toml's [mcp_servers] and calls
-// its run_shell_command: output, a denial, an approval.
+// its run_shell_command: output, a denial, a command the person refuses and
+// then approves at a terminal (forgebox approve), a large output.
 func TestCodexMCP(t *testing.T) {
 	codex := client(t, "codex", "codex")
 	forEachMode(t, func(t *testing.T, sc *scratch) {
-		s := newStandin(t, responsesAPI{}, shellScript...)
+		s := newStandin(t, responsesAPI{}, shellScript(sc)...)
 		codexConfig(t, sc, s)
 		r := sc.run(context.Background(), codex, codexEnv(), "exec", "--skip-git-repo-check", "--json", "run the commands")
 		t.Logf("codex exec took %v", r.took)
@@ -61,10 +62,10 @@ func TestCodexMCP(t *testing.T) {
 			t.Errorf("codex exec: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		checkShellResults(t, s.toolResults())
+		sc.resetByPerson()
 		if offered := s.offered(); slices.Contains(offered, "exec_command") {
 			t.Errorf("Codex offers its own exec_command beside forgebox's tools: %v", offered)
 		}
-		sc.unchanged()
 	})
 }
 

@@ -39,12 +39,13 @@ func geminiSettings(t *testing.T, sc *scratch) {
 }
 
 // Gemini CLI starts forgebox serve from `gemini mcp add` and calls its
-// run_shell_command: output, a denial, an approval.
+// run_shell_command: output, a denial, a command the person refuses and
+// then approves at a terminal (forgebox approve), a large output.
 func TestGeminiCLIMCP(t *testing.T) {
 	gemini := client(t, "gemini-cli", "gemini")
 	forEachMode(t, func(t *testing.T, sc *scratch) {
 		geminiSettings(t, sc)
-		s := newStandin(t, geminiAPI{}, shellScript...)
+		s := newStandin(t, geminiAPI{}, shellScript(sc)...)
 		ctx := context.Background()
 		if r := sc.run(ctx, gemini, geminiEnv(s), "mcp", "add", "--trust", "forgebox", forgebox, "serve", "--workspace", sc.ws); r.code != 0 {
 			t.Fatalf("gemini mcp add: exit %d\n%s%s", r.code, r.stdout, r.stderr)
@@ -62,12 +63,12 @@ func TestGeminiCLIMCP(t *testing.T) {
 			t.Errorf("gemini -p: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		checkShellResults(t, s.toolResults())
+		sc.resetByPerson()
 		for _, own := range []string{"run_shell_command", "write_file", "replace"} {
 			if offered := s.offered(); slices.Contains(offered, own) {
 				t.Errorf("Gemini CLI offers its own unsandboxed %s beside forgebox's tools: %v", own, offered)
 			}
 		}
-		sc.unchanged()
 	})
 }
 

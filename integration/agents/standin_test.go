@@ -21,6 +21,11 @@ import (
 type step struct {
 	Tool string
 	Args map[string]any
+	// Before, when set, runs once before the model asks for this call,
+	// with the tool results the model has seen so far: what happens
+	// between two turns of the model (a person answering at a terminal).
+	// An error ends the conversation with a text instead of the call.
+	Before func(results []json.RawMessage) error
 }
 
 func shell(line string) step {
@@ -42,6 +47,10 @@ type standin struct {
 	results  []json.RawMessage // the latest conversation's tool results, in order
 	missing  []string          // tools the script asked for that the client did not offer
 	searched map[int]bool      // steps at which the model searched for its tool
+
+	// before serializes the steps' Before; done holds each one's outcome.
+	before sync.Mutex
+	done   map[int]error
 }
 
 type recorded struct {
@@ -117,6 +126,10 @@ func (s *standin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := s.script[len(got)]
+	if err := s.runBefore(len(got), got); err != nil {
+		s.proto.reply(w, r, body, n, "", nil, "stand-in: before step "+fmt.Sprint(len(got))+": "+err.Error())
+		return
+	}
 	name := pick(offered, next.Tool)
 	if sr, ok := s.proto.(searcher); ok && name == "" && !s.searchedFor(len(got)) {
 		// The client defers MCP tools behind a tool search, as a model
@@ -134,6 +147,29 @@ func (s *standin) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.proto.reply(w, r, body, n, name, next.Args, "")
+}
+
+// runBefore runs step i's Before once, however many requests the client
+// makes for that step (a retry, a tool search first), and returns its
+// error every time.
+func (s *standin) runBefore(i int, results []json.RawMessage) error {
+	if s.script[i].Before == nil {
+		return nil
+	}
+	s.before.Lock()
+	defer s.before.Unlock()
+	if err, ok := s.done[i]; ok {
+		return err
+	}
+	err := s.script[i].Before(results)
+	if err != nil {
+		s.t.Errorf("before step %d (%s): %v", i, s.script[i].Tool, err)
+	}
+	if s.done == nil {
+		s.done = map[int]error{}
+	}
+	s.done[i] = err
+	return err
 }
 
 // searcher is a protocol whose client may hide MCP tools until the model
