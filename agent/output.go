@@ -99,9 +99,16 @@ func clip(s string, n int, stream, id string) (string, bool) {
 	for head > 0 && !utf8.RuneStart(s[head]) {
 		head--
 	}
+	// Whole lines where a line ends near the cut.
+	if i := strings.LastIndexByte(s[max(0, head-256):head], '\n'); i >= 0 {
+		head = max(0, head-256) + i + 1
+	}
 	tail := len(s) - (n - head)
 	for tail < len(s) && !utf8.RuneStart(s[tail]) {
 		tail++
+	}
+	if i := strings.IndexByte(s[tail:min(len(s), tail+256)], '\n'); i >= 0 && tail > 0 && s[tail-1] != '\n' {
+		tail += i + 1
 	}
 	return fmt.Sprintf("%s\n[forgebox: bytes %d to %d of %d omitted here; read them with read_output {\"output_id\": %q, \"stream\": %q, \"offset\": %d}]\n%s",
 		s[:head], head, tail, len(s), id, stream, head, s[tail:]), true

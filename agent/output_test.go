@@ -36,6 +36,17 @@ func TestClip(t *testing.T) {
 	if want := "bytes " + itoa(len(head)) + " to " + itoa(len(s)-len(tail)) + " of " + itoa(len(s)); !strings.HasPrefix(marker, want) {
 		t.Errorf("marker %q; want it to start %q", marker, want)
 	}
+	// Lines are kept whole where one ends near the cut.
+	var lines strings.Builder
+	for i := range 2000 {
+		lines.WriteString(strconv.Itoa(100000+i) + "\n")
+	}
+	got, _ = clip(lines.String(), 1000, "stdout", "k")
+	head, rest, _ = strings.Cut(got, "\n[forgebox: ")
+	_, tail, _ = strings.Cut(rest, "]\n")
+	if !strings.HasSuffix(head, "\n") || len(tail)%7 != 0 || !strings.HasPrefix(lines.String(), head) || !strings.HasSuffix(lines.String(), tail) {
+		t.Errorf("clip cut a line: head ends %q, tail starts %q", head[max(0, len(head)-10):], tail[:min(10, len(tail))])
+	}
 	if got, cut := clip("short", 1000, "stdout", "k"); cut || got != "short" {
 		t.Errorf("clip of a short output: %q, %v", got, cut)
 	}

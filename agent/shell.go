@@ -251,8 +251,10 @@ func (s *server) gate(ctx context.Context, req *mcp.CallToolRequest, t Target, w
 		case err != nil:
 			// Fail closed: no answer is read, the person is asked again.
 		case ok && answer == "no":
-			g.stop = &CommandOutput{Decision: verdict(d), Blocked: &Blocked{Layer: "policy rule",
-				Message: "the person refused this command (forgebox approve)", Hint: "do not run it or a variant of it; ask the person what to do instead"}}
+			msg := "the person refused this command (forgebox approve)"
+			hint := "do not run it or a variant of it; ask the person what to do instead"
+			g.stop = &CommandOutput{Decision: verdict(d), Approval: &ApprovalNeeded{Message: msg, Scopes: []string{}, How: hint},
+				Blocked: &Blocked{Layer: "policy rule", Message: msg, Hint: hint}}
 			return g, nil
 		case ok:
 			g.approved = "the person, with forgebox approve (" + answer + ")"

@@ -101,6 +101,9 @@ func (s *Shutdown) Middleware(next mcp.MethodHandler) mcp.MethodHandler {
 		if own, ok := a.res.(*mcp.CallToolResult); ok && own != nil {
 			r.Content = append(r.Content, own.Content...)
 			r.StructuredContent = own.StructuredContent
+			if own.Meta != nil {
+				r.Meta = own.Meta
+			}
 		}
 		return r, nil
 	}
