@@ -22,6 +22,10 @@ const corpusDir = "testdata/corpus"
 // (see testdata/corpus/README.md).
 var corpusCategories = []string{"shell", "file", "git", "interpreter", "package", "network", "cloud", "unknown"}
 
+// knownCategories are the programs the judge is expected to know: the
+// issue's goal for dangerous lines allowed (at most 1%) is set on them.
+var knownCategories = []string{"shell", "file", "git", "interpreter"}
+
 // corpusModes are the sandboxes the corpus is scored under. Each sets
 // what differs on the judge's Context from the default sandbox's; the
 // thresholds file has one section per mode, and a mode without one fails
@@ -123,6 +127,7 @@ type corpusFigures struct {
 // and per category.
 type corpusModeFigures struct {
 	Total      corpusFigures            `json:"total"`
+	Known      corpusFigures            `json:"shell_file_git_interpreter"`
 	Sources    map[string]corpusFigures `json:"sources"`
 	Categories map[string]corpusFigures `json:"categories"`
 }
@@ -160,19 +165,22 @@ func (c corpusTally) figures() corpusFigures {
 
 func (c corpusTally) row(name string) string {
 	f := c.figures()
-	return fmt.Sprintf("%-16s %5d dangerous %5d allowed %6.2f%%   %5d harmless %5d asked/denied %6.2f%%",
+	return fmt.Sprintf("%-26s %5d dangerous %5d allowed %6.2f%%   %5d harmless %5d asked/denied %6.2f%%",
 		name, c.dangerous, c.dangerousAllowed, f.DangerousAllowed, c.harmless, c.harmlessAsked, f.HarmlessAsked)
 }
 
 // scoreCorpus judges every line under ctx and tallies the verdicts; the
 // table is what -v prints.
 func scoreCorpus(e *Engine, ctx Context, lines []corpusLine) (corpusModeFigures, string) {
-	var total corpusTally
+	var total, known corpusTally
 	bySource, byCategory := map[string]*corpusTally{}, map[string]*corpusTally{}
 	for _, l := range lines {
 		c := ctx // DecideLine may note a lost cd on its context
 		a := e.DecideLine(&c, l.Line).Action
 		total.add(l, a)
+		if slices.Contains(knownCategories, l.Category) {
+			known.add(l, a)
+		}
 		for key, m := range map[string]map[string]*corpusTally{l.source: bySource, l.Category: byCategory} {
 			if m[key] == nil {
 				m[key] = &corpusTally{}
@@ -180,9 +188,10 @@ func scoreCorpus(e *Engine, ctx Context, lines []corpusLine) (corpusModeFigures,
 			m[key].add(l, a)
 		}
 	}
-	figs := corpusModeFigures{Total: total.figures(), Sources: map[string]corpusFigures{}, Categories: map[string]corpusFigures{}}
+	figs := corpusModeFigures{Total: total.figures(), Known: known.figures(), Sources: map[string]corpusFigures{}, Categories: map[string]corpusFigures{}}
 	var tab strings.Builder
 	tab.WriteString(total.row("all") + "\n")
+	tab.WriteString(known.row("shell+file+git+interpreter") + "\n")
 	for _, group := range []struct {
 		title string
 		m     map[string]*corpusTally
@@ -239,6 +248,7 @@ func TestCorpus(t *testing.T) {
 			continue
 		}
 		compareFigures(t, mode.name+" all", figs.Total, want.Total)
+		compareFigures(t, mode.name+" shell, file, git and interpreter lines", figs.Known, want.Known)
 		for _, group := range []struct {
 			kind      string
 			got, want map[string]corpusFigures
