@@ -16,7 +16,7 @@ import (
 // lines it allows and of the harmless ones it asks about, per source and
 // per category, as TestCorpus computes them (the scoring lives there
 // alone, so it runs the test); then the judge's speed over the corpus
-// lines through forgebox check --batch.
+// lines, in process (BenchmarkCorpus) and through forgebox check --batch.
 func corpusBench(bin, dir string, lines, rounds int) {
 	fmt.Printf("\ncorpus, %s (go test ./policy -run TestCorpus -v)\n", dir)
 	cmd := exec.Command("go", "test", "-count=1", "-run", "^TestCorpus$", "-v", "./policy")
@@ -31,7 +31,27 @@ func corpusBench(bin, dir string, lines, rounds int) {
 		// and go on with the speed.
 		fmt.Printf("  REGRESSION: TestCorpus fails (%v):\n%s", err, failures(out))
 	}
+	inProcess()
 	judgeSpeed(bin, "the labelled corpus", loadCorpusLines(dir), lines, rounds)
+}
+
+// inProcess prints the judge's speed over the corpus without the process
+// and the pipe: BenchmarkCorpus on one core.
+func inProcess() {
+	cmd := exec.Command("go", "test", "-run", "^$", "-bench", "^BenchmarkCorpus$", "-cpu", "1", "-benchtime", "100000x", "./policy")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		fail(fmt.Sprintf("go test -bench BenchmarkCorpus: %v\n%s", err, out))
+	}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) < 9 || !strings.HasPrefix(f[0], "BenchmarkCorpus") {
+			continue
+		}
+		fmt.Printf("  in process, one core  %8s decisions/s  p50 %s µs  p99 %s µs  (goal >= 50000/s, p99 < 100 µs)\n", f[4], f[6], f[8])
+		return
+	}
+	fail(fmt.Sprintf("go test -bench BenchmarkCorpus printed no figures:\n%s", out))
 }
 
 // corpusTable is the table TestCorpus logs, without go test's prefixes.
