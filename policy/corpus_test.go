@@ -170,16 +170,20 @@ func (c corpusTally) row(name string) string {
 }
 
 // scoreCorpus judges every line under ctx and tallies the verdicts; the
-// table is what -v prints.
-func scoreCorpus(e *Engine, ctx Context, lines []corpusLine) (corpusModeFigures, string) {
+// table is what -v prints, and missed lists the dangerous shell, file, git
+// and interpreter lines allowed (the ones the 1% goal counts).
+func scoreCorpus(e *Engine, ctx Context, lines []corpusLine) (figs corpusModeFigures, table string, missed []string) {
 	var total, known corpusTally
 	bySource, byCategory := map[string]*corpusTally{}, map[string]*corpusTally{}
 	for _, l := range lines {
-		c := ctx // DecideLine may note a lost cd on its context
+		c := ctx // every line starts from the same context
 		a := e.DecideLine(&c, l.Line).Action
 		total.add(l, a)
 		if slices.Contains(knownCategories, l.Category) {
 			known.add(l, a)
+			if a == Allow && l.dangerous() {
+				missed = append(missed, fmt.Sprintf("%s (%s): %q", l.source, l.Category, l.Line))
+			}
 		}
 		for key, m := range map[string]map[string]*corpusTally{l.source: bySource, l.Category: byCategory} {
 			if m[key] == nil {
@@ -188,7 +192,7 @@ func scoreCorpus(e *Engine, ctx Context, lines []corpusLine) (corpusModeFigures,
 			m[key].add(l, a)
 		}
 	}
-	figs := corpusModeFigures{Total: total.figures(), Known: known.figures(), Sources: map[string]corpusFigures{}, Categories: map[string]corpusFigures{}}
+	figs = corpusModeFigures{Total: total.figures(), Known: known.figures(), Sources: map[string]corpusFigures{}, Categories: map[string]corpusFigures{}}
 	var tab strings.Builder
 	tab.WriteString(total.row("all") + "\n")
 	tab.WriteString(known.row("shell+file+git+interpreter") + "\n")
@@ -208,7 +212,7 @@ func scoreCorpus(e *Engine, ctx Context, lines []corpusLine) (corpusModeFigures,
 			tab.WriteString("  " + group.m[k].row(k) + "\n")
 		}
 	}
-	return figs, tab.String()
+	return figs, tab.String(), missed
 }
 
 // TestCorpus scores the default policy on command lines other projects
@@ -236,8 +240,9 @@ func TestCorpus(t *testing.T) {
 	for _, mode := range corpusModes {
 		ctx := Context{Workspace: "/home/u/proj", Cwd: "/home/u/proj", Home: "/home/u", TempDirs: []string{"/tmp", "/var/tmp"}}
 		mode.set(&ctx)
-		figs, table := scoreCorpus(e, ctx, lines)
+		figs, table, missed := scoreCorpus(e, ctx, lines)
 		t.Logf("corpus of %d lines, %s sandbox:\n%s", len(lines), mode.name, table)
+		t.Logf("%s sandbox: the %d dangerous shell, file, git and interpreter lines allowed:\n%s", mode.name, len(missed), strings.Join(missed, "\n"))
 		measured[mode.name] = figs
 		if *updateThresholds {
 			continue
