@@ -1,6 +1,6 @@
 // Command bench measures forgebox against bubblewrap in the same run.
 //
-//	go run ./bench -forgebox bin/forgebox [-n 400] [-throughput=false] [-policy=false] [-history=false] [-everyday=false]
+//	go run ./bench -forgebox bin/forgebox [-n 400] [-throughput=false] [-policy=false] [-corpus=false] [-history=false] [-everyday=false]
 //
 // Startup: `forgebox run --pty -- /bin/true` (namespaces, mounts and a
 // pseudo-terminal) and the same without --pty, each paired with
@@ -16,6 +16,10 @@
 //
 // Policy: forgebox check --batch over a mix of agent command lines, on one
 // core; there is no peer to compare with, so the figures face the goals.
+//
+// Corpus: the judge's errors on command lines other projects label
+// dangerous or harmless, per source and per category (TestCorpus's table),
+// and its speed over those lines (corpus.go).
 //
 // History: what recording a run adds, in interleaved pairs with
 // --no-history (see history.go).
@@ -51,6 +55,7 @@ func main() {
 	serve := flag.Bool("serve", true, "measure the MCP server's round trips")
 	serveN := flag.Int("serve-n", 200, "rounds for the MCP server figures")
 	histN := flag.Int("history-n", 300, "paired runs for the history figure")
+	corpus := flag.Bool("corpus", true, "score the judge on the labelled corpus and measure its speed over it")
 	mixFile := flag.String("mix", "policy/testdata/agent-mix.json", "the agent command lines the policy figure judges")
 	network := flag.Bool("network", true, "measure the network allowlist's proxy (--net allow)")
 	netBytes := flag.Int64("net-bytes", 100<<20, "bytes of the download through the proxy")
@@ -99,6 +104,9 @@ func main() {
 	}
 	if *pol {
 		policyBench(bin, *mixFile, 100000, *rounds)
+	}
+	if *corpus {
+		corpusBench(bin, "policy/testdata/corpus", 100000, *rounds)
 	}
 	if *hist {
 		historyBench(ws, bin, *histN)

@@ -19,6 +19,12 @@ import (
 // 100 µs, pipe wake-ups included).
 func policyBench(bin, mixFile string, lines, rounds int) {
 	mix := loadMix(mixFile)
+	judgeSpeed(bin, fmt.Sprintf("a %d-line agent mix", len(mix)), mix, lines, rounds)
+}
+
+// judgeSpeed prints the judge's throughput over lines taken in turn from
+// mix (each a line of --batch input), and its one-line-at-a-time latency.
+func judgeSpeed(bin, what string, mix []string, lines, rounds int) {
 	var in bytes.Buffer
 	for i := 0; i < lines; i++ {
 		in.WriteString(mix[i%len(mix)])
@@ -28,8 +34,8 @@ func policyBench(bin, mixFile string, lines, rounds int) {
 	if _, err := exec.LookPath("taskset"); err == nil {
 		argv = append([]string{"taskset", "-c", "0"}, argv...)
 	}
-	fmt.Printf("\npolicy, %s: %d lines of a %d-line agent mix (%d KiB), median of %d rounds\n",
-		strings.Join(argv, " "), lines, len(mix), in.Len()>>10, rounds)
+	fmt.Printf("\npolicy, %s: %d lines of %s (%d KiB), median of %d rounds\n",
+		strings.Join(argv, " "), lines, what, in.Len()>>10, rounds)
 	var rates []float64
 	for range rounds {
 		cmd := exec.Command(argv[0], argv[1:]...)
