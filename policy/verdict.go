@@ -128,7 +128,7 @@ func contain(findings []layered, c Containment, t Thresholds) {
 			continue
 		}
 		if c.How != "" {
-			f.Reason += "; the sandbox reaches out (" + c.How + ")"
+			f.Reason += "; not contained: " + c.How
 		}
 	}
 }
