@@ -139,10 +139,12 @@ func TestOneDecisionOneAnswerEverywhere(t *testing.T) {
 					t.Errorf("policy approve --session: exit %d %q; want %d (check: %s %q)", r.code, r.stderr, wantApprove, check.Action, check.Scopes)
 				}
 
-				// The Claude Code hook answers as check decided.
+				// The Claude Code hook with --wrap runs the command in forgebox run:
+				// it answers as check decided. (Without --wrap nothing contains
+				// the command: TestContainmentDecides.)
 				in, _ := json.Marshal(map[string]any{"session_id": "gate-hook", "cwd": e.ws, "permission_mode": "default",
 					"hook_event_name": "PreToolUse", "tool_name": "Bash", "tool_input": map[string]any{"command": tc.line}})
-				r = e.run([]string{"hook", "claude"}, withStdin(string(in)))
+				r = e.run([]string{"hook", "claude", "--wrap"}, withStdin(string(in)))
 				var hook struct {
 					Specific struct {
 						Decision string `json:"permissionDecision"`

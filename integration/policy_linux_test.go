@@ -14,9 +14,10 @@ import (
 // The judge decides before anything starts. These scenarios run forgebox
 // without --no-policy, each with its own XDG directories.
 
-// askLine needs an approval (frobnicate is a program forgebox does not
-// know) and leaves a marker when it runs.
-const askLine = "touch M; frobnicate --x 2>/dev/null; true"
+// askLine needs an approval (git tag -d deletes a tag in the workspace's
+// repository, which the sandbox does not contain) and leaves a marker when
+// it runs.
+const askLine = "touch M; git tag -d fb-x 2>/dev/null; true"
 
 // denyLine would leave the marker first, then write to a disk.
 const denyLine = "touch M; echo x > /dev/sda"
@@ -47,9 +48,10 @@ type policyResult struct {
 		Hint    string `json:"hint"`
 	} `json:"error"`
 	Decision *struct {
-		Action string `json:"action"`
-		Level  string `json:"level"`
-		Rule   *struct {
+		Action  string   `json:"action"`
+		Level   string   `json:"level"`
+		Reasons []string `json:"reasons"`
+		Rule    *struct {
 			Kind   string `json:"kind"`
 			Source string `json:"source"`
 		} `json:"rule"`
@@ -116,17 +118,17 @@ func TestPolicyAskWithoutTerminal(t *testing.T) {
 		}
 		found := false
 		for _, rule := range p.Approval.Rules {
-			found = found || strings.HasPrefix(rule.Command, "frobnicate --x")
+			found = found || strings.HasPrefix(rule.Command, "git tag -d fb-x")
 		}
 		if !found {
-			t.Errorf("approval.rules = %+v; want the exact command frobnicate --x", p.Approval.Rules)
+			t.Errorf("approval.rules = %+v; want the exact command git tag -d fb-x", p.Approval.Rules)
 		}
 		for _, w := range []string{"--yes", "forgebox policy approve --session ID -c '" + askLine + "'", "forgebox policy approve --always -c"} {
 			if !strings.Contains(p.Error.Hint, w) {
 				t.Errorf("hint %q; want %q in it", p.Error.Hint, w)
 			}
 		}
-		if !strings.Contains(p.Error.Message, "frobnicate") || !strings.Contains(p.Error.Message, "does not know") {
+		if !strings.Contains(p.Error.Message, "git tag -d") || !strings.Contains(p.Error.Message, "deletes a tag") {
 			t.Errorf("message %q; want the command and the reason", p.Error.Message)
 		}
 
@@ -217,12 +219,12 @@ func TestPolicyAlwaysApproval(t *testing.T) {
 		}
 		found := false
 		for _, a := range doc.Forgebox.Rules.Allow {
-			if strings.HasPrefix(a.Command, "frobnicate --x") && a.Scope == "always" && a.Added == time.Now().Format(time.DateOnly) {
+			if strings.HasPrefix(a.Command, "git tag -d fb-x") && a.Scope == "always" && a.Added == time.Now().Format(time.DateOnly) {
 				found = true
 			}
 		}
 		if !found {
-			t.Errorf("config %s; want an allow rule for the exact command frobnicate --x, scope always, added today", b)
+			t.Errorf("config %s; want an allow rule for the exact command git tag -d fb-x, scope always, added today", b)
 		}
 		st, err := os.Stat(cfg)
 		dir, _ := os.Stat(filepath.Dir(cfg))
@@ -232,10 +234,10 @@ func TestPolicyAlwaysApproval(t *testing.T) {
 		if r := e.run([]string{"run", "-c", askLine}); r.code != 0 || !e.ran() {
 			t.Errorf("run after approve --always: exit %d, stderr %q; want it to run", r.code, r.stderr)
 		}
-		if r := e.run([]string{"policy", "revoke", "--all"}); r.code != 0 || !strings.Contains(r.stdout, "frobnicate --x") {
+		if r := e.run([]string{"policy", "revoke", "--all"}); r.code != 0 || !strings.Contains(r.stdout, "git tag -d fb-x") {
 			t.Errorf("policy revoke --all: exit %d %q %q", r.code, r.stdout, r.stderr)
 		}
-		if b, _ := os.ReadFile(cfg); strings.Contains(string(b), "frobnicate") {
+		if b, _ := os.ReadFile(cfg); strings.Contains(string(b), "git tag -d fb-x") {
 			t.Errorf("config after revoke still holds the approval:\n%s", b)
 		}
 		if r := e.run([]string{"run", "-c", askLine}); r.code != 126 || e.ran() {
@@ -355,7 +357,7 @@ func TestPolicyPrompt(t *testing.T) {
 				args := append(append([]string{"run"}, c.args...), "-c", askLine)
 				r := e.start(args, onTerminal(tm, true))
 				tm.waitText(t, r, "Run it? ")
-				if !strings.Contains(tm.text(), c.choices) || !strings.Contains(tm.text(), "does not know what frobnicate does") {
+				if !strings.Contains(tm.text(), c.choices) || !strings.Contains(tm.text(), "git tag -d deletes a tag") {
 					t.Errorf("the prompt shows %q; want %q and the reason", tm.text(), c.choices)
 				}
 				tm.master.Write([]byte(c.answer + "\n"))
@@ -385,7 +387,7 @@ func TestCheckPolicy(t *testing.T) {
 		}{
 			{[]string{"check", "-c", "touch M"}, 0},
 			{[]string{"check", "-c", askLine}, 1},
-			{[]string{"check", "--", "frobnicate", "--x"}, 1},
+			{[]string{"check", "--", "git", "tag", "-d", "fb-x"}, 1},
 			{[]string{"check", "-c", denyLine}, 2},
 			{[]string{"check", "--json", "-c", denyLine}, 2},
 			{[]string{"check", "--bogus"}, 125},
@@ -408,7 +410,7 @@ func TestCheckPolicy(t *testing.T) {
 			case 30:
 				in.WriteString(denyLine + "\n")
 			default:
-				in.WriteString("frobnicate --x\n")
+				in.WriteString("git tag -d fb-x\n")
 			}
 		}
 		r := e.run([]string{"check", "--batch"}, withStdin(in.String()))

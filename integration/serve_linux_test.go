@@ -266,7 +266,7 @@ func TestServeJudgesCommands(t *testing.T) {
 		} else if len(asked) != 1 {
 			t.Logf("declined: %s", text)
 		}
-		if len(asked) != 1 || !strings.Contains(asked[0], "frobnicate") || !strings.Contains(asked[0], "make a marker") {
+		if len(asked) != 1 || !strings.Contains(asked[0], "git tag -d") || !strings.Contains(asked[0], "make a marker") {
 			t.Errorf("the person was asked %q; want the command and its description", asked)
 		}
 		answer = "once"
@@ -322,9 +322,15 @@ func TestServeGit(t *testing.T) {
 				t.Errorf("git %v: %q; want refused", bad, text)
 			}
 		}
-		res, _ := c.call("git", map[string]any{"subcommand": "push", "args": []string{"--force", "origin", "main"}}, &out)
-		if !res.IsError || out.Ran {
-			t.Errorf("git push --force: %+v; want denied or awaiting approval", out)
+		// A force push is judged like the command line: the default
+		// sandbox has no network, so it cannot reach the remote and runs
+		// (and fails); a server that reaches out asks.
+		if c.call("git", map[string]any{"subcommand": "push", "args": []string{"--force", "origin", "main"}}, &out); !out.Ran || out.ExitCode == 0 {
+			t.Errorf("git push --force under the default sandbox: %+v; want it run (and fail: no remote)", out)
+		}
+		reaching := e.serveMCP(nil, "--net", "host")
+		if res, _ := reaching.call("git", map[string]any{"subcommand": "push", "args": []string{"--force", "origin", "main"}}, &out); !res.IsError || out.Ran {
+			t.Errorf("git push --force with --net host: %+v; want awaiting approval", out)
 		}
 	})
 }

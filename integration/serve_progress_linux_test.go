@@ -49,6 +49,12 @@ func TestServeProgressLogsAndCancel(t *testing.T) {
 		if res, err := cs.CallTool(ctx, p); err != nil || res.IsError {
 			t.Fatalf("call: %v %v", res, err)
 		}
+		// Notifications may trail the result a little.
+		waitFor(5*time.Second, func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return strings.Contains(strings.Join(logs, "\n"), "exit 0")
+		})
 		mu.Lock()
 		if len(progress) < 1 || !strings.Contains(progress[len(progress)-1], "running for") || !strings.Contains(progress[len(progress)-1], "last output: step") {
 			t.Errorf("progress notifications: %q; want at least one with the elapsed time and the last line", progress)

@@ -153,6 +153,10 @@ type Finding struct {
 	Category Category `json:"category"`
 	Risk     int      `json:"risk"`
 	Reason   string   `json:"reason"`
+	// Reach: the finding's risk lies only in what the command could reach
+	// outside the workspace (a program forgebox does not know, the network,
+	// a remote system); a sandbox that contains the command takes it away.
+	Reach bool `json:"reach,omitempty"`
 }
 
 // RuleRef names the rule that decided.

@@ -296,12 +296,12 @@ func (j *judge) unknown(c *Command) {
 		case PlaceWorkspace:
 			j.add(SafeWrite, 2, "runs %s from the workspace", c.Args[0].Value)
 		case PlaceSystem, PlaceSystemRoot:
-			j.add(Caution, 3, "forgebox does not know what %s does", c.Name)
+			j.reach(Caution, 3, "forgebox does not know what %s does", c.Name)
 		default:
-			j.add(Caution, 4, "runs %s from the %s", c.Args[0].Value, p)
+			j.reach(Caution, 4, "runs %s from the %s", c.Args[0].Value, p)
 		}
 	default:
-		j.add(Caution, 3, "forgebox does not know what %s does", c.Name)
+		j.reach(Caution, 3, "forgebox does not know what %s does", c.Name)
 	}
 }
 

@@ -34,6 +34,14 @@ func (j *judge) add(cat Category, risk int, format string, args ...any) {
 	j.findings = append(j.findings, layered{Finding{Category: cat, Risk: clampRisk(risk), Reason: reason}, j.layer})
 }
 
+// reach records a finding whose risk is only what the command could reach
+// outside the workspace (Finding.Reach): judged as found when nothing
+// contains the command, and as contained when its sandbox does.
+func (j *judge) reach(cat Category, risk int, format string, args ...any) {
+	j.add(cat, risk, format, args...)
+	j.findings[len(j.findings)-1].Reach = true
+}
+
 func clampRisk(r int) int {
 	return min(max(r, 0), 10)
 }

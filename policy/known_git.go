@@ -216,7 +216,7 @@ func gitCommand(j *judge, sub string, args []Arg) {
 		j.add(SafeWrite, 2, "git fetch downloads from the remote")
 	case "pull":
 		gitRemoteCommand(j, sub, args)
-		j.add(Caution, 3, "git pull merges the remote's changes into the working tree")
+		j.reach(Caution, 3, "git pull merges the remote's changes into the working tree")
 	case "clone":
 		gitClone(j, args)
 	case "merge":

@@ -73,17 +73,17 @@ func gitPush(j *judge, args []Arg) {
 	case dry:
 		j.add(ReadOnly, 1, "git push --dry-run only shows what it would push")
 	case forced:
-		j.add(Dangerous, 7, "git push --force rewrites the remote branch's history")
+		j.reach(Dangerous, 7, "git push --force rewrites the remote branch's history")
 	case deletes:
-		j.add(Dangerous, 7, "git push --delete deletes branches on the remote")
+		j.reach(Dangerous, 7, "git push --delete deletes branches on the remote")
 	case mirror:
-		j.add(Dangerous, 7, "git push --mirror makes the remote a copy of this repository, deleting what it lacks")
+		j.reach(Dangerous, 7, "git push --mirror makes the remote a copy of this repository, deleting what it lacks")
 	case prune:
-		j.add(Dangerous, 7, "git push --prune deletes remote branches that have no local counterpart")
+		j.reach(Dangerous, 7, "git push --prune deletes remote branches that have no local counterpart")
 	case lease:
-		j.add(Caution, 4, "git push --force-with-lease overwrites the remote branch only if it has not moved since the last fetch")
+		j.reach(Caution, 4, "git push --force-with-lease overwrites the remote branch only if it has not moved since the last fetch")
 	default:
-		j.add(Caution, 4, "git push publishes commits to the remote")
+		j.reach(Caution, 4, "git push publishes commits to the remote")
 	}
 }
 
@@ -341,7 +341,7 @@ func gitRemoteCommand(j *judge, sub string, args []Arg) {
 func gitClone(j *judge, args []Arg) {
 	s := scan(args, flags{short: "obucj", long: " origin branch upload-pack config reference reference-if-able separate-git-dir depth " +
 		"shallow-since shallow-exclude jobs template filter server-option bundle-uri ref-format revision "})
-	j.add(Caution, 3, "git clone downloads a repository")
+	j.reach(Caution, 3, "git clone downloads a repository")
 	for _, o := range s.opts {
 		switch {
 		case o.short == 'u' || o.long == "upload-pack":
@@ -419,7 +419,7 @@ func gitSubmodule(j *judge, args []Arg) {
 			j.shell(joinArgs(rest.ops), allStatic(rest.ops), "git submodule foreach")
 		}
 	default:
-		j.add(Caution, 3, "git submodule %s fetches or changes submodules", verb)
+		j.reach(Caution, 3, "git submodule %s fetches or changes submodules", verb)
 	}
 }
 

@@ -51,14 +51,14 @@ func judgeDocker(j *judge, c *Command) {
 	switch verb {
 	case "system":
 		if sub == "prune" {
-			j.add(Dangerous, 7, "docker system prune deletes stopped containers, unused images and networks (and volumes with --volumes)")
+			j.reach(Dangerous, 7, "docker system prune deletes stopped containers, unused images and networks (and volumes with --volumes)")
 			return
 		}
 		j.add(ReadOnly, 0, "docker system %s only reports", sub)
 	case "volume":
 		switch sub {
 		case "rm", "remove", "prune":
-			j.add(Dangerous, 7, "docker volume %s deletes volumes and the data in them", sub)
+			j.reach(Dangerous, 7, "docker volume %s deletes volumes and the data in them", sub)
 		case "create":
 			j.add(SafeWrite, 2, "docker volume create makes a volume")
 		default:
@@ -67,36 +67,36 @@ func judgeDocker(j *judge, c *Command) {
 	case "image", "container", "network", "builder", "context", "buildx", "plugin", "manifest", "trust", "secret", "config", "service", "stack", "swarm", "node":
 		switch sub {
 		case "prune", "rm", "remove":
-			j.add(Caution, 5, "docker %s %s deletes what is unused", verb, sub)
+			j.reach(Caution, 5, "docker %s %s deletes what is unused", verb, sub)
 		case "ls", "list", "inspect", "history", "":
 			j.add(ReadOnly, 0, "docker %s %s only reports", verb, sub)
 		default:
-			j.add(Caution, 3, "docker %s %s is a subcommand forgebox does not know", verb, sub)
+			j.reach(Caution, 3, "docker %s %s is a subcommand forgebox does not know", verb, sub)
 		}
 	case "compose":
 		dockerCompose(j, sub, o)
 	case "rm":
 		if force || o.has("-v", "--volumes") {
-			j.add(Dangerous, 6, "docker rm -f kills and deletes containers, with their data")
+			j.reach(Dangerous, 6, "docker rm -f kills and deletes containers, with their data")
 			return
 		}
-		j.add(Caution, 4, "docker rm deletes stopped containers")
+		j.reach(Caution, 4, "docker rm deletes stopped containers")
 	case "rmi":
 		if force {
-			j.add(Dangerous, 6, "docker rmi -f deletes images even when containers use them")
+			j.reach(Dangerous, 6, "docker rmi -f deletes images even when containers use them")
 			return
 		}
-		j.add(Caution, 4, "docker rmi deletes images")
+		j.reach(Caution, 4, "docker rmi deletes images")
 	case "run", "create":
 		dockerRun(j, o)
 	case "exec":
 		if o.has("--privileged") {
-			j.add(Dangerous, 7, "docker exec --privileged runs a command with full access to the host")
+			j.reach(Dangerous, 7, "docker exec --privileged runs a command with full access to the host")
 		}
 		if o.has("-i", "--interactive") && o.has("-t", "--tty") {
 			j.add(Interactive, 2, "interactive: docker exec -it attaches a terminal")
 		}
-		j.add(Caution, 3, "docker exec runs a command in a running container")
+		j.reach(Caution, 3, "docker exec runs a command in a running container")
 	case "ps", "images", "inspect", "version", "info", "top", "port", "diff", "history", "search", "ls":
 		j.add(ReadOnly, 0, "docker %s only reports", verb)
 	case "logs", "events", "stats":
@@ -108,18 +108,18 @@ func judgeDocker(j *judge, c *Command) {
 	case "build":
 		j.add(SafeWrite, 2, "docker build builds an image")
 	case "pull":
-		j.add(Caution, 3, "docker pull downloads an image")
+		j.reach(Caution, 3, "docker pull downloads an image")
 	case "push", "login", "logout":
-		j.add(Caution, 4, "docker %s acts on a registry under the user's account", verb)
+		j.reach(Caution, 4, "docker %s acts on a registry under the user's account", verb)
 	case "attach":
 		j.add(Interactive, 2, "interactive: docker attach connects the terminal to a container")
 	case "cp":
-		j.add(Caution, 3, "docker cp copies files between a container and the host")
+		j.reach(Caution, 3, "docker cp copies files between a container and the host")
 		if n := len(o.ops); n > 1 && !strings.Contains(o.ops[n-1].Value, ":") {
 			j.write(o.ops[n-1], "docker cp")
 		}
 	default:
-		j.add(Caution, 4, "docker %s changes containers", verb)
+		j.reach(Caution, 4, "docker %s changes containers", verb)
 	}
 }
 
@@ -129,7 +129,7 @@ func dockerRun(j *judge, o scanned) {
 		v := opt.val
 		switch {
 		case opt.long == "privileged":
-			j.add(Dangerous, 7, "docker run --privileged gives the container full access to the host")
+			j.reach(Dangerous, 7, "docker run --privileged gives the container full access to the host")
 		case opt.short == 'v' || opt.long == "volume" || opt.long == "mount":
 			src, _, _ := strings.Cut(v, ":")
 			if opt.long == "mount" {
@@ -145,26 +145,26 @@ func dockerRun(j *judge, o scanned) {
 			}
 			switch p := j.place(homeArg(j, src)); {
 			case strings.HasSuffix(src, "docker.sock"):
-				j.add(Dangerous, 7, "docker run mounts %s: the container controls docker, and so the host", src)
+				j.reach(Dangerous, 7, "docker run mounts %s: the container controls docker, and so the host", src)
 			case p == PlaceRoot || p == PlaceSystemRoot || p == PlaceHomeRoot || p == PlaceSystem || p == PlaceStartup || p == PlaceDisk:
-				j.add(Dangerous, 7, "docker run mounts the host's %s into the container", src)
+				j.reach(Dangerous, 7, "docker run mounts the host's %s into the container", src)
 			}
 		case opt.long == "pid" || opt.long == "net" || opt.long == "network" || opt.long == "ipc" || opt.long == "uts" || opt.long == "userns" || opt.long == "cgroupns":
 			if v == "host" {
-				j.add(Caution, 5, "docker run shares the host's %s namespace", opt.long)
+				j.reach(Caution, 5, "docker run shares the host's %s namespace", opt.long)
 			}
 		case opt.long == "cap-add":
 			if u := strings.ToUpper(v); u == "ALL" || strings.Contains(u, "SYS_ADMIN") || strings.Contains(u, "SYS_MODULE") || strings.Contains(u, "SYS_PTRACE") {
-				j.add(Dangerous, 7, "docker run --cap-add %s gives the container power over the host", v)
+				j.reach(Dangerous, 7, "docker run --cap-add %s gives the container power over the host", v)
 			} else {
-				j.add(Caution, 5, "docker run --cap-add %s", v)
+				j.reach(Caution, 5, "docker run --cap-add %s", v)
 			}
 		case opt.long == "security-opt":
 			if strings.Contains(v, "unconfined") || strings.Contains(v, "disable") {
-				j.add(Dangerous, 6, "docker run --security-opt %s turns a protection off", v)
+				j.reach(Dangerous, 6, "docker run --security-opt %s turns a protection off", v)
 			}
 		case opt.long == "device":
-			j.add(Caution, 5, "docker run gives the container the host device %s", v)
+			j.reach(Caution, 5, "docker run gives the container the host device %s", v)
 		}
 	}
 	if o.has("-i", "--interactive") && o.has("-t", "--tty") && !o.has("-d", "--detach") {
@@ -174,17 +174,17 @@ func dockerRun(j *judge, o scanned) {
 	if len(o.ops) > 0 {
 		image = o.ops[0].Value
 	}
-	j.add(Caution, 4, "docker run starts a container from %s", image)
+	j.reach(Caution, 4, "docker run starts a container from %s", image)
 }
 
 func dockerCompose(j *judge, sub string, o scanned) {
 	switch sub {
 	case "down":
 		if o.has("-v", "--volumes") {
-			j.add(Dangerous, 7, "docker compose down -v deletes the project's volumes and their data")
+			j.reach(Dangerous, 7, "docker compose down -v deletes the project's volumes and their data")
 			return
 		}
-		j.add(Caution, 4, "docker compose down stops and removes the project's containers")
+		j.reach(Caution, 4, "docker compose down stops and removes the project's containers")
 	case "ps", "config", "ls", "images", "top", "version", "port", "":
 		j.add(ReadOnly, 0, "docker compose %s only reports", sub)
 	case "logs":
@@ -196,11 +196,11 @@ func dockerCompose(j *judge, sub string, o scanned) {
 	case "build":
 		j.add(SafeWrite, 2, "docker compose build builds the project's images")
 	case "pull":
-		j.add(Caution, 3, "docker compose pull downloads images")
+		j.reach(Caution, 3, "docker compose pull downloads images")
 	case "exec", "run":
-		j.add(Caution, 4, "docker compose %s runs a command in a service's container", sub)
+		j.reach(Caution, 4, "docker compose %s runs a command in a service's container", sub)
 	default:
-		j.add(Caution, 4, "docker compose %s changes the project's containers", sub)
+		j.reach(Caution, 4, "docker compose %s changes the project's containers", sub)
 	}
 }
 
@@ -218,37 +218,37 @@ func judgeKube(j *judge, c *Command) {
 	if c.Name == "helm" {
 		switch verb {
 		case "uninstall", "delete", "del", "un":
-			j.add(Dangerous, 7, "helm %s removes a release and its resources from the cluster", verb)
+			j.reach(Dangerous, 7, "helm %s removes a release and its resources from the cluster", verb)
 		case "install", "upgrade", "rollback":
-			j.add(Caution, 5, "helm %s changes what runs in the cluster", verb)
+			j.reach(Caution, 5, "helm %s changes what runs in the cluster", verb)
 		case "list", "ls", "status", "get", "show", "inspect", "template", "search", "history", "version", "lint", "env", "verify", "":
 			j.add(ReadOnly, 0, "helm %s only reports", verb)
 		default:
-			j.add(Caution, 3, "helm %s is a subcommand forgebox does not know", verb)
+			j.reach(Caution, 3, "helm %s is a subcommand forgebox does not know", verb)
 		}
 		return
 	}
 	switch verb {
 	case "delete":
-		j.add(Dangerous, 7, "%s delete deletes cluster resources", c.Name)
+		j.reach(Dangerous, 7, "%s delete deletes cluster resources", c.Name)
 	case "drain":
-		j.add(Dangerous, 6, "%s drain evicts every pod from a node", c.Name)
+		j.reach(Dangerous, 6, "%s drain evicts every pod from a node", c.Name)
 	case "apply", "replace", "create", "patch", "set", "scale", "label", "annotate", "taint", "autoscale", "expose", "run", "cordon", "uncordon", "certificate":
-		j.add(Caution, 5, "%s %s changes the cluster", c.Name, verb)
+		j.reach(Caution, 5, "%s %s changes the cluster", c.Name, verb)
 	case "rollout":
 		if sub == "status" || sub == "history" {
 			j.add(ReadOnly, 0, "%s rollout %s only reports", c.Name, sub)
 			return
 		}
-		j.add(Caution, 5, "%s rollout %s changes the cluster", c.Name, sub)
+		j.reach(Caution, 5, "%s rollout %s changes the cluster", c.Name, sub)
 	case "edit":
 		j.add(Interactive, 2, "interactive: %s edit opens an editor", c.Name)
-		j.add(Caution, 5, "%s edit changes the cluster", c.Name)
+		j.reach(Caution, 5, "%s edit changes the cluster", c.Name)
 	case "exec", "attach":
 		if s.has("-i", "--stdin") && s.has("-t", "--tty") {
 			j.add(Interactive, 2, "interactive: %s %s -it attaches a terminal", c.Name, verb)
 		}
-		j.add(Caution, 4, "%s %s runs a command in a pod", c.Name, verb)
+		j.reach(Caution, 4, "%s %s runs a command in a pod", c.Name, verb)
 	case "get", "describe", "logs", "top", "explain", "api-resources", "api-versions", "version", "cluster-info", "diff", "auth", "wait", "events", "":
 		if s.has("-f", "--follow", "-w", "--watch") && verb != "diff" {
 			j.add(Interactive, 1, "interactive: %s %s follows until it is interrupted", c.Name, verb)
@@ -260,12 +260,12 @@ func judgeKube(j *judge, c *Command) {
 		case sub == "view" || strings.HasPrefix(sub, "get-") || sub == "current-context":
 			j.add(ReadOnly, 0, "%s config %s only reports", c.Name, sub)
 		case strings.HasPrefix(sub, "delete-") || sub == "unset":
-			j.add(Caution, 4, "%s config %s removes cluster credentials or contexts", c.Name, sub)
+			j.reach(Caution, 4, "%s config %s removes cluster credentials or contexts", c.Name, sub)
 		default:
-			j.add(Caution, 3, "%s config %s changes which cluster is used", c.Name, sub)
+			j.reach(Caution, 3, "%s config %s changes which cluster is used", c.Name, sub)
 		}
 	default:
-		j.add(Caution, 4, "%s %s acts on the cluster", c.Name, verb)
+		j.reach(Caution, 4, "%s %s acts on the cluster", c.Name, verb)
 	}
 }
 
@@ -295,31 +295,31 @@ func judgeInfra(j *judge, c *Command) {
 	}
 	switch {
 	case verb == "destroy" || verb == "down" || verb == "stack" && sub == "rm":
-		j.add(Dangerous, 7, "%s %s destroys the infrastructure it manages", c.Name, verb)
+		j.reach(Dangerous, 7, "%s %s destroys the infrastructure it manages", c.Name, verb)
 	case (verb == "apply" || verb == "up" || verb == "update") && destroy:
-		j.add(Dangerous, 7, "%s %s -destroy destroys the infrastructure it manages", c.Name, verb)
+		j.reach(Dangerous, 7, "%s %s -destroy destroys the infrastructure it manages", c.Name, verb)
 	case (verb == "apply" || verb == "up" || verb == "update") && auto:
-		j.add(Dangerous, 7, "%s %s changes real infrastructure without asking for approval of the plan", c.Name, verb)
+		j.reach(Dangerous, 7, "%s %s changes real infrastructure without asking for approval of the plan", c.Name, verb)
 	case verb == "apply" || verb == "up" || verb == "update":
 		j.add(Interactive, 2, "interactive: %s %s asks for approval at the terminal", c.Name, verb)
-		j.add(Caution, 5, "%s %s changes real infrastructure", c.Name, verb)
+		j.reach(Caution, 5, "%s %s changes real infrastructure", c.Name, verb)
 	case verb == "plan" || verb == "preview" || verb == "init" || verb == "get" || verb == "test":
-		j.add(Caution, 3, "%s %s reads remote state and runs providers", c.Name, verb)
+		j.reach(Caution, 3, "%s %s reads remote state and runs providers", c.Name, verb)
 	case verb == "fmt":
 		j.add(SafeWrite, 2, "%s fmt formats the configuration", c.Name)
 	case verb == "import" || verb == "taint" || verb == "untaint" || verb == "force-unlock" || verb == "refresh" || verb == "cancel" ||
 		verb == "state" && (sub == "rm" || sub == "mv" || sub == "push" || sub == "replace-provider"):
-		j.add(Caution, 5, "%s %s changes the recorded state of the infrastructure", c.Name, verb)
+		j.reach(Caution, 5, "%s %s changes the recorded state of the infrastructure", c.Name, verb)
 	case verb == "workspace" && sub == "delete":
-		j.add(Dangerous, 6, "%s workspace delete deletes a workspace's state", c.Name)
+		j.reach(Dangerous, 6, "%s workspace delete deletes a workspace's state", c.Name)
 	case verb == "console":
 		j.add(Interactive, 1, "interactive: %s console waits for input", c.Name)
 	case verb == "login" || verb == "logout":
-		j.add(Caution, 4, "%s %s changes stored credentials", c.Name, verb)
+		j.reach(Caution, 4, "%s %s changes stored credentials", c.Name, verb)
 	case verb == "validate" || verb == "version" || verb == "show" || verb == "output" || verb == "graph" || verb == "providers" ||
 		verb == "state" || verb == "workspace" || verb == "config" || verb == "whoami" || verb == "about" || verb == "logs" || verb == "":
 		j.add(ReadOnly, 0, "%s %s only reports", c.Name, verb)
 	default:
-		j.add(Caution, 4, "%s %s is a subcommand forgebox does not know", c.Name, verb)
+		j.reach(Caution, 4, "%s %s is a subcommand forgebox does not know", c.Name, verb)
 	}
 }

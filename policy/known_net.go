@@ -40,7 +40,7 @@ const curlValues = " output dump-header cookie-jar cookie upload-file data data-
 // as such.
 func judgeCurl(j *judge, c *Command) {
 	s := scan(c.Rest(), flags{short: "AbcCdDeEFHKmoPQrtTuUwxXyYz", long: curlValues})
-	j.add(Caution, 3, "curl sends requests over the network")
+	j.reach(Caution, 3, "curl sends requests over the network")
 	remoteName, dir := false, "."
 	for _, o := range s.opts {
 		switch {
@@ -92,14 +92,14 @@ func curlName(o option) string {
 // sends judges a local file a program uploads.
 func (j *judge) sends(how, file string) {
 	if file == "-" || file == "" {
-		j.add(Caution, 4, "%s sends its input over the network", how)
+		j.reach(Caution, 4, "%s sends its input over the network", how)
 		return
 	}
 	switch p := j.place(homeArg(j, file)); p {
 	case PlaceWorkspace, PlaceWorkspaceRoot, PlaceTemp, PlaceTempRoot, PlaceDevice:
-		j.add(Caution, 4, "%s sends the local file %s over the network", how, file)
+		j.reach(Caution, 4, "%s sends the local file %s over the network", how, file)
 	default:
-		j.add(Caution, 5, "%s sends %s (the %s) over the network", how, file, p)
+		j.reach(Caution, 5, "%s sends %s (the %s) over the network", how, file, p)
 	}
 }
 
@@ -108,7 +108,7 @@ func judgeWget(j *judge, c *Command) {
 		"input-file base tries timeout wait quota user-agent level accept reject domains exclude-directories include-directories " +
 		"post-data post-file body-data body-file header method user password load-cookies save-cookies referer use-askpass config " +
 		"bind-address limit-rate "})
-	j.add(Caution, 3, "%s downloads from the network", c.Name)
+	j.reach(Caution, 3, "%s downloads from the network", c.Name)
 	out, ok := s.val("-O", "--output-document")
 	switch {
 	case ok && out != "-":
@@ -143,7 +143,7 @@ func judgeSSH(j *judge, c *Command) {
 		case 'o':
 			j.sshOption(o.val, "ssh")
 		case 'L', 'R', 'D', 'W', 'w':
-			j.add(Caution, 4, "ssh -%c forwards connections through the remote machine", o.short)
+			j.reach(Caution, 4, "ssh -%c forwards connections through the remote machine", o.short)
 		}
 	}
 	if len(s.ops) == 0 {
@@ -153,12 +153,12 @@ func judgeSSH(j *judge, c *Command) {
 	host, cmd := s.ops[0], s.ops[1:]
 	switch {
 	case len(cmd) > 0:
-		j.add(Caution, 4, "ssh runs a command on the remote machine %s", host.Value)
+		j.reach(Caution, 4, "ssh runs a command on the remote machine %s", host.Value)
 		j.shell(joinArgs(cmd), allStatic(cmd), "ssh")
 	case s.has("-N"):
-		j.add(Caution, 4, "ssh -N holds a connection to %s open", host.Value)
+		j.reach(Caution, 4, "ssh -N holds a connection to %s open", host.Value)
 	case c.Stdin.HasDoc || c.Stdin.From != nil:
-		j.add(Caution, 4, "ssh runs its input as commands on the remote machine %s", host.Value)
+		j.reach(Caution, 4, "ssh runs its input as commands on the remote machine %s", host.Value)
 		if c.Stdin.HasDoc {
 			j.shell(c.Stdin.Doc, c.Stdin.DocStatic, "ssh")
 		}
@@ -188,22 +188,22 @@ func judgeNetcat(j *judge, c *Command) {
 		text := strings.ToUpper(c.Text())
 		switch {
 		case strings.Contains(text, "EXEC:") || strings.Contains(text, "SYSTEM:"):
-			j.add(Dangerous, 7, "socat connects a program to the network: a remote shell")
+			j.reach(Dangerous, 7, "socat connects a program to the network: a remote shell")
 		case strings.Contains(text, "-LISTEN"):
-			j.add(Caution, 4, "socat listens for connections")
+			j.reach(Caution, 4, "socat listens for connections")
 		default:
-			j.add(Caution, 3, "socat relays data over the network")
+			j.reach(Caution, 3, "socat relays data over the network")
 		}
 		return
 	}
 	s := scan(c.Rest(), flags{short: "ecpsiIOqTVwxXmMbP", long: " exec sh-exec lua-exec source-port proxy proxy-type wait "})
 	switch {
 	case s.has("-e", "-c", "--exec", "--sh-exec", "--lua-exec"):
-		j.add(Dangerous, 7, "%s -e runs a program for whoever connects: a remote shell", c.Name)
+		j.reach(Dangerous, 7, "%s -e runs a program for whoever connects: a remote shell", c.Name)
 	case s.has("-l", "--listen"):
-		j.add(Caution, 4, "%s -l listens for connections", c.Name)
+		j.reach(Caution, 4, "%s -l listens for connections", c.Name)
 	default:
-		j.add(Caution, 3, "%s connects over the network", c.Name)
+		j.reach(Caution, 3, "%s connects over the network", c.Name)
 	}
 }
 
@@ -224,16 +224,16 @@ func judgeGh(j *judge, c *Command) {
 		m, _ := s.val("-X", "--method")
 		switch m = strings.ToUpper(m); {
 		case m == "DELETE":
-			j.add(Caution, 5, "gh api -X DELETE deletes something on GitHub")
+			j.reach(Caution, 5, "gh api -X DELETE deletes something on GitHub")
 		case m == "POST" || m == "PUT" || m == "PATCH" || m == "" && s.has("-f", "-F", "--field", "--raw-field", "--input"):
-			j.add(Caution, 4, "gh api changes something on GitHub")
+			j.reach(Caution, 4, "gh api changes something on GitHub")
 		default:
 			j.add(ReadOnly, 1, "gh api reads from GitHub")
 		}
 	case group == "repo" && verb == "delete" || group == "release" && verb == "delete":
-		j.add(Dangerous, 7, "gh %s delete deletes it on GitHub for good", group)
+		j.reach(Dangerous, 7, "gh %s delete deletes it on GitHub for good", group)
 	case verb == "delete" || verb == "delete-asset" || group == "repo" && verb == "archive":
-		j.add(Caution, 5, "gh %s %s deletes something on GitHub", group, verb)
+		j.reach(Caution, 5, "gh %s %s deletes something on GitHub", group, verb)
 	case group == "auth" && verb == "token":
 		j.add(Caution, 5, "gh auth token prints the user's GitHub token")
 	case group == "run" && verb == "watch" || group == "pr" && verb == "checks" && s.has("--watch"):
@@ -244,20 +244,20 @@ func judgeGh(j *judge, c *Command) {
 	case group == "pr" && verb == "checkout" || group == "repo" && verb == "clone":
 		j.add(SafeWrite, 2, "gh %s %s fetches into the local repository", group, verb)
 	case group == "secret" || group == "variable":
-		j.add(Caution, 5, "gh %s %s changes the repository's secrets or variables", group, verb)
+		j.reach(Caution, 5, "gh %s %s changes the repository's secrets or variables", group, verb)
 	default:
-		j.add(Caution, 4, "gh %s %s acts on GitHub under the user's account", group, verb)
+		j.reach(Caution, 4, "gh %s %s acts on GitHub under the user's account", group, verb)
 	}
 }
 
 func judgeRemoteSession(j *judge, c *Command) {
 	switch {
 	case c.Name == "sftp" && c.Has("-b") || c.Name == "lftp" && (c.Has("-c") || c.Has("-f")):
-		j.add(Caution, 4, "%s transfers files with a remote machine", c.Name)
+		j.reach(Caution, 4, "%s transfers files with a remote machine", c.Name)
 	case c.Name == "mtr" && (c.Has("-r") || c.Has("--report") || c.Has("-w")):
 		j.add(ReadOnly, 1, "mtr reports the route to a host")
 	case c.Stdin.HasDoc || c.Stdin.From != nil:
-		j.add(Caution, 4, "%s talks to a remote machine with commands from its input", c.Name)
+		j.reach(Caution, 4, "%s talks to a remote machine with commands from its input", c.Name)
 	default:
 		j.add(Interactive, 2, "interactive: %s opens a session that waits for a person", c.Name)
 	}
@@ -270,17 +270,17 @@ func judgeQuery(j *judge, c *Command) {
 func judgeNetwork(j *judge, c *Command) {
 	switch c.Name {
 	case "ssh-copy-id":
-		j.add(Caution, 5, "ssh-copy-id grants a key access to a remote machine")
+		j.reach(Caution, 5, "ssh-copy-id grants a key access to a remote machine")
 	case "ssh-agent":
 		j.add(SafeWrite, 2, "ssh-agent starts an agent that holds keys")
 	case "ssh-keygen", "ssh-add":
 		j.add(Caution, 3, "%s creates, loads or changes SSH keys", c.Name)
 	case "nmap":
-		j.add(Caution, 4, "nmap scans machines on the network")
+		j.reach(Caution, 4, "nmap scans machines on the network")
 	case "open", "xdg-open":
 		j.add(Caution, 3, "%s opens the file or address in another application", c.Name)
 	default:
-		j.add(Caution, 3, "%s sends requests over the network", c.Name)
+		j.reach(Caution, 3, "%s sends requests over the network", c.Name)
 	}
 }
 
@@ -324,9 +324,9 @@ func judgeRsync(j *judge, c *Command) {
 		j.add(Caution, 4, "rsync --remove-source-files deletes the sources it copied")
 	}
 	if remote(dest) {
-		j.add(Caution, 4, "rsync copies files to the remote machine %s", dest.Value)
+		j.reach(Caution, 4, "rsync copies files to the remote machine %s", dest.Value)
 		if deletes {
-			j.add(Dangerous, 7, "rsync --delete removes files on the remote machine that the source lacks")
+			j.reach(Dangerous, 7, "rsync --delete removes files on the remote machine that the source lacks")
 		}
 		return
 	}
@@ -357,9 +357,9 @@ func judgeScp(j *judge, c *Command) {
 	}
 	dest := s.ops[len(s.ops)-1]
 	if remote(dest) {
-		j.add(Caution, 4, "scp copies files to the remote machine %s", dest.Value)
+		j.reach(Caution, 4, "scp copies files to the remote machine %s", dest.Value)
 		return
 	}
-	j.add(Caution, 3, "scp copies files over the network")
+	j.reach(Caution, 3, "scp copies files over the network")
 	j.write(dest, "scp")
 }

@@ -106,10 +106,10 @@ func judgeSystemPackages(j *judge, c *Command) {
 		j.add(ReadOnly, 0, "%s only queries packages", name)
 	case pkgInstall:
 		if user {
-			j.add(Caution, 3, "%s %s installs packages", name, verb)
+			j.reach(Caution, 3, "%s %s installs packages", name, verb)
 			return
 		}
-		j.add(Caution, 5, "%s installs system packages; their install scripts run as root", name)
+		j.reach(Caution, 5, "%s installs system packages; their install scripts run as root", name)
 	case pkgRemove:
 		j.add(Caution, 4, "%s removes packages; programs that need them stop working", name)
 	case pkgRefresh:
@@ -168,11 +168,11 @@ func judgePythonPackages(j *judge, c *Command) {
 	case kind == pkgInstall:
 		switch {
 		case asRoot(c):
-			j.add(Dangerous, 7, "%s %s installs packages system-wide as root", name, verb)
+			j.reach(Dangerous, 7, "%s %s installs packages system-wide as root", name, verb)
 		case s.has("--break-system-packages"):
 			j.add(Caution, 5, "%s %s --break-system-packages overrides the protection of the system's Python", name, verb)
 		default:
-			j.add(Caution, 3, "%s %s installs packages; their build and setup code runs", name, verb)
+			j.reach(Caution, 3, "%s %s installs packages; their build and setup code runs", name, verb)
 		}
 		if t, ok := s.val("-t", "--target", "--prefix", "--root"); ok {
 			j.write(staticArg(t), name+" --target")
@@ -194,7 +194,7 @@ func judgePythonPackages(j *judge, c *Command) {
 			j.argv(ops, name+" "+verb)
 		}
 	case kind == pkgPublish:
-		j.add(Caution, 5, "%s %s publishes to a package index under the user's account", name, verb)
+		j.reach(Caution, 5, "%s %s publishes to a package index under the user's account", name, verb)
 	case verb == "build" || verb == "venv" || verb == "init" || verb == "new" || verb == "python" || verb == "cache" || verb == "clean" || verb == "fmt" || verb == "format":
 		j.add(SafeWrite, 2, "%s %s builds or sets up the project", name, verb)
 	case verb == "shell":
@@ -271,29 +271,29 @@ func judgeNodePackages(j *judge, c *Command) {
 	case kind == pkgInstall:
 		switch {
 		case asRoot(c):
-			j.add(Dangerous, 7, "%s %s installs packages system-wide as root", name, verb)
+			j.reach(Dangerous, 7, "%s %s installs packages system-wide as root", name, verb)
 		case global:
-			j.add(Caution, 4, "%s %s -g installs packages for the whole user account", name, verb)
+			j.reach(Caution, 4, "%s %s -g installs packages for the whole user account", name, verb)
 		default:
-			j.add(Caution, 3, "%s %s installs packages; their install scripts run", name, verb)
+			j.reach(Caution, 3, "%s %s installs packages; their install scripts run", name, verb)
 		}
 	case kind == pkgRemove:
 		switch {
 		case global || asRoot(c):
-			j.add(Dangerous, 6, "%s %s -g removes a globally installed package", name, verb)
+			j.reach(Dangerous, 6, "%s %s -g removes a globally installed package", name, verb)
 			return
 		case name == "gem":
-			j.add(Caution, 4, "gem %s removes an installed gem", verb)
+			j.reach(Caution, 4, "gem %s removes an installed gem", verb)
 			return
 		}
 		j.add(Caution, 3, "%s %s removes packages from the project", name, verb)
 	case kind == pkgRun:
 		j.add(SafeWrite, 2, "%s %s runs the project's script", name, verb)
 	case kind == pkgPublish:
-		j.add(Caution, 5, "%s %s acts on the package registry under the user's account", name, verb)
+		j.reach(Caution, 5, "%s %s acts on the package registry under the user's account", name, verb)
 	case kind == pkgRead:
 		if verb == "audit" && len(ops) > 0 && ops[0].Value == "fix" {
-			j.add(Caution, 3, "%s audit fix installs updated packages", name)
+			j.reach(Caution, 3, "%s audit fix installs updated packages", name)
 			return
 		}
 		j.add(ReadOnly, 0, "%s %s only reports", name, verb)
@@ -359,12 +359,12 @@ func judgeGo(j *judge, c *Command) {
 		j.add(SafeWrite, 2, "go test builds and runs the tests")
 	case "run":
 		if remote {
-			j.add(Caution, 3, "go run downloads and runs %s", ops[0].Value)
+			j.reach(Caution, 3, "go run downloads and runs %s", ops[0].Value)
 			return
 		}
 		j.add(SafeWrite, 2, "go run builds and runs the program")
 	case "install", "get":
-		j.add(Caution, 3, "go %s downloads or installs modules", verb)
+		j.reach(Caution, 3, "go %s downloads or installs modules", verb)
 	case "generate":
 		j.add(Caution, 3, "go generate runs the commands in //go:generate comments")
 	case "env":
@@ -400,7 +400,7 @@ func judgeCargo(j *judge, c *Command) {
 				j.argv(ops[2:], "rustup run")
 			}
 		default:
-			j.add(Caution, 3, "rustup %s installs or changes toolchains", verb)
+			j.reach(Caution, 3, "rustup %s installs or changes toolchains", verb)
 		}
 		return
 	}
@@ -411,7 +411,7 @@ func judgeCargo(j *judge, c *Command) {
 	case "tree", "metadata", "locate-project", "read-manifest", "verify-project", "pkgid", "search", "version", "help", "":
 		j.add(ReadOnly, 0, "cargo %s only reports", verb)
 	case "install", "uninstall", "binstall":
-		j.add(Caution, 3, "cargo %s installs or removes a binary for the user", verb)
+		j.reach(Caution, 3, "cargo %s installs or removes a binary for the user", verb)
 	case "publish", "yank", "owner", "login", "logout":
 		j.add(Caution, 5, "cargo %s acts on crates.io under the user's account", verb)
 	default:

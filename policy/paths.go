@@ -19,10 +19,26 @@ type Context struct {
 	TempDirs []string
 	// Session holds the approvals given for this session.
 	Session []Rule
+	// Sandbox is what the command's sandbox lets it reach. The zero value
+	// is a command nothing contains (the Claude Code hook without --wrap):
+	// then what reaches out is judged as such.
+	Sandbox Containment
 
 	// lost is set once a cd on the line went somewhere the judge cannot
 	// tell ($DIR, -): relative paths after it point nowhere known.
 	lost bool
+}
+
+// Containment is what the judge knows of the sandbox a command runs in.
+type Containment struct {
+	// Contained: the command can change nothing but the workspace and
+	// the sandbox's private directories, and reach no network beyond its
+	// own loopback; every layer is enforced. What only reaches out (an
+	// unknown program, a download, a push) then has nowhere to go.
+	Contained bool `json:"contained"`
+	// How says, for the reasons, what contains the command or what lets
+	// it reach out ("the default sandbox", "--net host", "--rw /srv").
+	How string `json:"how"`
 }
 
 // Place says where a path points, as far as text can tell.

@@ -16,6 +16,7 @@ func (st *state) rule(j *judge, inner *Command) Judgement {
 	if inner != nil {
 		out.Program = inner.Name
 	}
+	contain(j.findings, st.ctx.Sandbox, t)
 	worst := layered{Finding: Finding{Category: ReadOnly}}
 	for _, f := range j.findings {
 		if f.Risk > worst.Risk || f.Risk == worst.Risk && f.Category > worst.Category && f.Category != Interactive {
@@ -108,6 +109,28 @@ func (st *state) rule(j *judge, inner *Command) Judgement {
 		set(Deny, &RuleRef{Kind: "threshold", Source: "default", Reason: fmt.Sprintf("risk %d reaches block %d", out.Risk, t.Block)})
 	}
 	return st.finish(out, st.session(&out, scopes, approve, all), all)
+}
+
+// contain applies the sandbox to the findings that only reach out: when
+// it contains the command their risk is at most what runs unasked, and the
+// reason says so; when it does not, the reason says what reaches out.
+func contain(findings []layered, c Containment, t Thresholds) {
+	for i := range findings {
+		f := &findings[i]
+		if !f.Reach {
+			continue
+		}
+		if c.Contained {
+			if f.Risk > t.AutoApprove {
+				f.Risk = t.AutoApprove
+				f.Reason += "; contained by " + c.How + " (no network, only the workspace writable)"
+			}
+			continue
+		}
+		if c.How != "" {
+			f.Reason += "; not contained: " + c.How
+		}
+	}
 }
 
 // session applies the session's approvals to an ask; it returns the scopes

@@ -18,6 +18,9 @@ type PolicyOptions struct {
 	File      string // --policy: the user's configuration, instead of the XDG one
 	Workspace string // --workspace
 	Session   string // --session, else $FORGEBOX_SESSION
+	// Sandbox is what the command's sandbox lets it reach (Containment);
+	// the zero value judges it as nothing contained it.
+	Sandbox policy.Containment
 }
 
 // Host is what the loading reads of the process's surroundings, passed
@@ -101,6 +104,7 @@ func LoadJudge(h Host, o PolicyOptions) (*Judge, error) {
 		return nil, err
 	}
 	s.Ctx = ctx
+	s.Ctx.Sandbox = o.Sandbox
 	pol, err := s.loadUser(h, o.File)
 	if err != nil {
 		return nil, err

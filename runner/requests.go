@@ -36,7 +36,12 @@ type ApprovalRequest struct {
 	Line      string   `json:"line,omitempty"`
 	Argv      []string `json:"argv,omitempty"`
 	// Why is what the agent said the command is for.
-	Why     string    `json:"why,omitempty"`
+	Why string `json:"why,omitempty"`
+	// Sandbox is what the server's sandbox lets the command reach: the
+	// person's answer is judged as the call will be.
+	Sandbox policy.Containment `json:"sandbox"`
+	// Policy is the server's --policy file, when it has one.
+	Policy  string    `json:"policy,omitempty"`
 	Created time.Time `json:"created"`
 	// Answer is empty while the request waits, then once, session,
 	// always or no.
@@ -123,7 +128,8 @@ func (r *ApprovalRequest) expired(now time.Time) bool {
 // FileRequest files a request for a command of a session, or returns the
 // one still waiting for the same command, so that a model calling again
 // before the person answered does not pile up codes.
-func FileRequest(h Host, workspace, session, dir, line string, argv []string, why string) (*ApprovalRequest, error) {
+func FileRequest(h Host, o PolicyOptions, dir, line string, argv []string, why string) (*ApprovalRequest, error) {
+	workspace, session := o.Workspace, o.Session
 	if session == "" {
 		return nil, ErrNoSession
 	}
@@ -141,7 +147,7 @@ func FileRequest(h Host, workspace, session, dir, line string, argv []string, wh
 		}
 	}
 	r := &ApprovalRequest{Code: newCode(), Session: session, Workspace: workspace, Dir: dir, Line: line, Argv: argv,
-		Why: truncate(why, 200), Created: time.Now().UTC()}
+		Why: truncate(why, 200), Sandbox: o.Sandbox, Policy: o.File, Created: time.Now().UTC()}
 	r.path = filepath.Join(store, r.Code+".json")
 	return r, r.save()
 }

@@ -23,11 +23,11 @@ func requestHost(t *testing.T) (Host, string) {
 // after the person answered it.
 func TestApprovalRequestLifecycle(t *testing.T) {
 	h, ws := requestHost(t)
-	r, err := FileRequest(h, ws, "s1", ws, "git reset --hard", nil, "clean up")
+	r, err := FileRequest(h, PolicyOptions{Workspace: ws, Session: "s1"}, ws, "git reset --hard", nil, "clean up")
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, err := FileRequest(h, ws, "s1", ws, "git reset --hard", nil, "")
+	again, err := FileRequest(h, PolicyOptions{Workspace: ws, Session: "s1"}, ws, "git reset --hard", nil, "")
 	if err != nil || again.Code != r.Code {
 		t.Fatalf("a second call before the answer filed %v, %v; want the same code %s", again, err, r.Code)
 	}
@@ -73,7 +73,7 @@ func TestApprovalRequestRefusals(t *testing.T) {
 			t.Errorf("LoadRequest(%q) succeeded", code)
 		}
 	}
-	if _, err := FileRequest(h, ws, "", ws, "sudo true", nil, ""); err == nil {
+	if _, err := FileRequest(h, PolicyOptions{Workspace: ws, Session: ""}, ws, "sudo true", nil, ""); err == nil {
 		t.Error("a request without a session was filed")
 	}
 	// State inside the workspace: the command could answer for itself.
@@ -83,14 +83,14 @@ func TestApprovalRequestRefusals(t *testing.T) {
 		}
 		return ""
 	}, Cwd: ws}
-	if _, err := FileRequest(inside, ws, "s1", ws, "sudo true", nil, ""); err == nil || !strings.Contains(err.Error(), "inside the workspace") {
+	if _, err := FileRequest(inside, PolicyOptions{Workspace: ws, Session: "s1"}, ws, "sudo true", nil, ""); err == nil || !strings.Contains(err.Error(), "inside the workspace") {
 		t.Errorf("a request inside the workspace: %v", err)
 	}
 	if _, _, err := TakeAnswer(inside, ws, "s1", ws, "sudo true", nil); err == nil {
 		t.Error("an answer was taken from inside the workspace")
 	}
 	// Expired requests and answers approve nothing.
-	r, err := FileRequest(h, ws, "s1", ws, "sudo true", nil, "")
+	r, err := FileRequest(h, PolicyOptions{Workspace: ws, Session: "s1"}, ws, "sudo true", nil, "")
 	if err != nil {
 		t.Fatal(err)
 	}

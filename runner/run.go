@@ -208,6 +208,7 @@ func decide(ctx context.Context, req *Request, spec *sandbox.Spec, rec *recorder
 	// The sandbox resolves the workspace again; handing it the judge's
 	// makes both speak of the same directory.
 	spec.Workspace = js.Ctx.Workspace
+	js.Ctx.Sandbox = Containment(*spec)
 	d := js.Decide(spec.Command, spec.Argv)
 	out.Decision = d
 	j := &judged{decision: d, history: js.Engine.Policy().History, where: js.Ctx}

@@ -71,7 +71,7 @@ func TestReadAnswer(t *testing.T) {
 func TestAskPerson(t *testing.T) {
 	d := &policy.Decision{Action: policy.Ask, Risk: 3, Level: policy.R1, Category: policy.Caution,
 		Scopes:   []policy.Scope{policy.Once, policy.Session, policy.Always},
-		Commands: []policy.Judgement{{Command: "frobnicate --x", Action: policy.Ask, Reasons: []string{"forgebox does not know what frobnicate does"}}}}
+		Commands: []policy.Judgement{{Command: "git tag -d --x", Action: policy.Ask, Reasons: []string{"forgebox does not know what git tag -d does"}}}}
 	offered := []policy.Scope{policy.Once, policy.Always}
 	tests := []struct {
 		input string
@@ -86,11 +86,11 @@ func TestAskPerson(t *testing.T) {
 	}
 	for _, tt := range tests {
 		var out bytes.Buffer
-		s, yes := askPerson(strings.NewReader(tt.input), &out, "frobnicate --x", d, offered, "a note")
+		s, yes := askPerson(strings.NewReader(tt.input), &out, "git tag -d --x", d, offered, "a note")
 		if s != tt.scope || yes != tt.yes {
 			t.Errorf("askPerson(%q) = %v, %v; want %v, %v\n%s", tt.input, s, yes, tt.scope, tt.yes, out.String())
 		}
-		for _, want := range []string{"frobnicate --x", "risk 3, R1", "forgebox does not know what frobnicate does", "[o]nce, [a]lways, [N]o", "a note"} {
+		for _, want := range []string{"git tag -d --x", "risk 3, R1", "forgebox does not know what git tag -d does", "[o]nce, [a]lways, [N]o", "a note"} {
 			if !strings.Contains(out.String(), want) {
 				t.Errorf("askPerson(%q) printed %q; want %q in it", tt.input, out.String(), want)
 			}
@@ -109,8 +109,8 @@ func TestApprovalHint(t *testing.T) {
 		want    []string
 		not     []string
 	}{
-		{all, "frobnicate 'a b'", nil, "s1", []string{"--yes", `forgebox policy approve --session s1 -c 'frobnicate '\''a b'\'''`, "--always -c"}, nil},
-		{all, "", []string{"frobnicate", "a b"}, "", []string{"--session ID -- frobnicate 'a b'"}, nil},
+		{all, "git tag -d 'a b'", nil, "s1", []string{"--yes", `forgebox policy approve --session s1 -c 'git tag -d '\''a b'\'''`, "--always -c"}, nil},
+		{all, "", []string{"git", "tag", "-d", "a b"}, "", []string{"--session ID -- git tag -d 'a b'"}, nil},
 		{once, "sudo x", nil, "s1", []string{"--yes", "asked every time"}, []string{"--session", "--always"}},
 	}
 	for _, tt := range tests {
@@ -141,9 +141,9 @@ func TestRunRefusals(t *testing.T) {
 	}{
 		{[]string{"run", "--json", "-c", "touch M; echo x > /dev/sda"}, "denied", []string{"whatever the rules"}, 0},
 		{[]string{"run", "--json", "--yes", "-c", "echo x > /dev/sda"}, "denied", nil, 0},
-		{[]string{"run", "--json", "--session", "s9", "-c", "frobnicate --x"}, "approval_required",
-			[]string{"--yes", "forgebox policy approve --session s9 -c 'frobnicate --x'", "--always -c 'frobnicate --x'"}, 1},
-		{[]string{"run", "--json", "--", "sudo", "frobnicate"}, "approval_required", []string{"--yes", "asked every time"}, 1},
+		{[]string{"run", "--json", "--session", "s9", "-c", "git tag -d --x"}, "approval_required",
+			[]string{"--yes", "forgebox policy approve --session s9 -c 'git tag -d --x'", "--always -c 'git tag -d --x'"}, 1},
+		{[]string{"run", "--json", "--", "sudo", "git", "tag", "-d"}, "approval_required", []string{"--yes", "asked every time"}, 1},
 	}
 	for _, tt := range tests {
 		code, out, errOut := cli(t, "", tt.args...)

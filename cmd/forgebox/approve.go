@@ -60,7 +60,7 @@ func (e env) approve(args []string) int {
 		defer tty.Close()
 	}
 	h.Cwd = r.Dir
-	js, err := runner.LoadJudge(h, runner.PolicyOptions{Workspace: r.Workspace, Session: r.Session})
+	js, err := runner.LoadJudge(h, runner.PolicyOptions{File: r.Policy, Workspace: r.Workspace, Session: r.Session, Sandbox: r.Sandbox})
 	if err != nil {
 		e.errorf("approve: %v", err)
 		return exitForgebox

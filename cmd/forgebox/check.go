@@ -12,6 +12,7 @@ import (
 
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/runner"
+	"github.com/forgebox/forgebox/sandbox"
 )
 
 const checkUsage = `Usage:
@@ -125,6 +126,8 @@ func (e env) check(args []string) int {
 // loadJudge loads the policy for check and policy, printing the warnings;
 // it returns nil and the exit code on failure.
 func (e env) loadJudge(o policyOpts) (*runner.Judge, int) {
+	// As forgebox run judges under the default sandbox.
+	o.Sandbox = runner.Containment(sandbox.Spec{})
 	h, err := runner.CurrentHost()
 	if err == nil {
 		var js *runner.Judge

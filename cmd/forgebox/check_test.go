@@ -67,9 +67,9 @@ func TestCheckExitCodes(t *testing.T) {
 		out  string
 	}{
 		{[]string{"check", "-c", "touch marker"}, 0, "allow: risk"},
-		{[]string{"check", "-c", "frobnicate --x"}, 1, "approvals offered: once, session, always"},
-		{[]string{"check", "--", "frobnicate", "--x"}, 1, "ask: risk 3, R1"},
-		{[]string{"check", "-c", "sudo frobnicate"}, 1, "approvals offered: once\n"},
+		{[]string{"check", "-c", "git tag -d --x"}, 1, "approvals offered: once, session, always"},
+		{[]string{"check", "--", "git", "tag", "-d", "--x"}, 1, "ask: risk 3, R1"},
+		{[]string{"check", "-c", "sudo git tag -d"}, 1, "approvals offered: once\n"},
 		{[]string{"check", "-c", "echo x > /dev/sda"}, 2, "deny: risk 10, R4"},
 		{[]string{"check", "-c", ":(){ :|:& };:"}, 2, "fork bomb"},
 		{[]string{"check", "--json", "-c", "echo x > /dev/sda"}, 2, `"action":"deny"`},
@@ -91,8 +91,8 @@ func TestCheckExitCodes(t *testing.T) {
 		}
 	}
 	// The sub-commands are listed, indented by depth.
-	_, out, _ := cli(t, "", "check", "-c", `frobnicate; bash -c "frobnicate --y"`)
-	if !strings.Contains(out, "\n  allow") || !strings.Contains(out, "\n    ask   risk 3, R1, caution: frobnicate --y") {
+	_, out, _ := cli(t, "", "check", "-c", `git tag -d; bash -c "git tag -d --y"`)
+	if !strings.Contains(out, "\n  allow") || !strings.Contains(out, "\n    ask   risk 3, R1, caution: git tag -d --y") {
 		t.Errorf("check of a nested line printed:\n%s", out)
 	}
 }
@@ -101,7 +101,7 @@ func TestCheckExitCodes(t *testing.T) {
 func TestCheckMalformedConfig(t *testing.T) {
 	c := newCLIEnv(t)
 	writeFile(t, c.userConfig(), "{\n  \"forgebox\": {\n    \"rules\": {\"allow\": [{\"pattern\": \"x\", \"bogus\": 1}]}}}\n")
-	code, _, errOut := cli(t, "", "check", "-c", "frobnicate")
+	code, _, errOut := cli(t, "", "check", "-c", "git tag -d")
 	if code != 125 || !strings.Contains(errOut, c.userConfig()+":3:") {
 		t.Errorf("check with a malformed config = %d, %q; want 125 and %s:3:COL", code, errOut, c.userConfig())
 	}
@@ -133,7 +133,7 @@ func TestReadBatchLine(t *testing.T) {
 // and answers a line before the next one is written.
 func TestCheckBatch(t *testing.T) {
 	newCLIEnv(t)
-	lines := []string{"frobnicate --x", "echo x > /dev/sda", "\xff\xfe", strings.Repeat("x", 100<<10), "", "sudo frobnicate"}
+	lines := []string{"git tag -d --x", "echo x > /dev/sda", "\xff\xfe", strings.Repeat("x", 100<<10), "", "sudo git tag -d"}
 	wantAction := []string{"ask", "deny", "ask", "ask", "ask", "ask"}
 	code, out, errOut := cli(t, strings.Join(lines, "\n")+"\n", "check", "--batch")
 	got := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
@@ -157,7 +157,7 @@ func TestCheckBatch(t *testing.T) {
 	go func() { done <- dispatch([]string{"check", "--batch"}, inR, outW, errF) }()
 	answers := bufio.NewReader(outR)
 	for i := range 3 {
-		inW.WriteString("frobnicate --x\n")
+		inW.WriteString("git tag -d --x\n")
 		got := make(chan string)
 		go func() {
 			l, _ := answers.ReadString('\n')

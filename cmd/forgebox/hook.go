@@ -239,6 +239,21 @@ func loadHookJudge(o hookOpts, in agent.ClaudeInput) (*runner.Judge, error) {
 	if p.Session == "" && in.SessionID != "" && runner.ValidSessionID(in.SessionID) == nil {
 		p.Session = in.SessionID
 	}
+	// Without --wrap Claude Code runs the command itself: nothing
+	// contains it. With --wrap it runs in forgebox run with these flags.
+	p.Sandbox = runner.Unsandboxed
+	if o.wrap {
+		rf, err := parseRunFlags(o.run)
+		if err != nil {
+			return nil, err
+		}
+		spec, err := rf.spec(nil)
+		if err != nil {
+			return nil, err
+		}
+		spec.Workspace = p.Workspace
+		p.Sandbox = runner.Containment(spec)
+	}
 	return runner.LoadJudge(h, p.PolicyOptions)
 }
 

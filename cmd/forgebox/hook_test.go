@@ -24,7 +24,7 @@ func hookEnv(t *testing.T) cliEnv {
 	t.Setenv("HOME", "/nonexistent/forgebox-test-home")
 	t.Setenv("CLAUDE_PROJECT_DIR", "")
 	writeFile(t, filepath.Join(c.root, "policy.json"), `{"forgebox": {"rules": {
-		"allow": [{"command": "frobnicate --x"}],
+		"allow": [{"command": "git tag -d --x"}],
 		"deny": [{"pattern": "curl *", "reason": "no downloads in this project"}]}}}`)
 	writeFile(t, filepath.Join(c.root, "bad.json"), "{\"forgebox\": {\"rules\": {\"alow\": []}}}\n")
 	return c
@@ -228,7 +228,7 @@ func TestHookUsage(t *testing.T) {
 func TestHookSession(t *testing.T) {
 	c := hookEnv(t)
 	const session = "3f0c6a52-7a4e-4c1e-9a8e-1b2c3d4e5f60"
-	if code, _, errOut := cli(t, "", "policy", "approve", "--session", session, "-c", "frobnicate --x"); code != 0 {
+	if code, _, errOut := cli(t, "", "policy", "approve", "--session", session, "-c", "git tag -d --x"); code != 0 {
 		t.Fatalf("policy approve = %d: %s", code, errOut)
 	}
 	tests := []struct {
@@ -243,18 +243,18 @@ func TestHookSession(t *testing.T) {
 		{"another-session", []string{"--session", session}, "allow"},
 	}
 	for _, tt := range tests {
-		_, out, o, errOut := runHook(t, hookInput(t, c.ws, tt.session, "default", "frobnicate --x"), tt.args...)
+		_, out, o, errOut := runHook(t, hookInput(t, c.ws, tt.session, "default", "git tag -d --x"), tt.args...)
 		if o == nil || o.Specific.Decision != tt.want {
 			t.Errorf("hook claude %q for session %q: %s%s; want %s", tt.args, tt.session, out, errOut, tt.want)
 		}
 	}
-	_, out, o, _ := runHook(t, hookInput(t, c.ws, session, "default", "frobnicate --x"), "--wrap")
+	_, out, o, _ := runHook(t, hookInput(t, c.ws, session, "default", "git tag -d --x"), "--wrap")
 	if o == nil || !strings.Contains(o.Specific.UpdatedInput["command"].(string), " run --session "+session+" ") {
 		t.Errorf("hook claude --wrap did not hand the session on: %s", out)
 	}
 	// FORGEBOX_SESSION applies when Claude Code's session ID cannot be used.
 	t.Setenv("FORGEBOX_SESSION", session)
-	if _, out, o, _ := runHook(t, hookInput(t, c.ws, "not a valid/ID", "default", "frobnicate --x")); o == nil || o.Specific.Decision != "allow" {
+	if _, out, o, _ := runHook(t, hookInput(t, c.ws, "not a valid/ID", "default", "git tag -d --x")); o == nil || o.Specific.Decision != "allow" {
 		t.Errorf("hook claude with FORGEBOX_SESSION: %s; want allow", out)
 	}
 }

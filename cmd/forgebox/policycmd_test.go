@@ -18,27 +18,27 @@ func TestPolicyApproveAndRevoke(t *testing.T) {
 		code int
 		out  string // in stdout or stderr
 	}{
-		{[]string{"check", "--session", "s1", "-c", "frobnicate --x"}, 1, ""},
-		{[]string{"policy", "approve", "--session", "s1", "-c", "frobnicate --x"}, 0, "approved for session s1"},
-		{[]string{"check", "--session", "s1", "-c", "frobnicate --x"}, 0, `allow "frobnicate --x" (session)`},
-		{[]string{"check", "--session", "s2", "-c", "frobnicate --x"}, 1, ""},
-		{[]string{"check", "-c", "frobnicate --x"}, 1, ""},
-		{[]string{"policy", "list", "--session", "s1"}, 0, `command "frobnicate --x" (session; approved`},
-		{[]string{"policy", "revoke", "--session", "s1", "frobnicate --x"}, 0, "revoked in session s1"},
-		{[]string{"check", "--session", "s1", "-c", "frobnicate --x"}, 1, ""},
+		{[]string{"check", "--session", "s1", "-c", "git tag -d --x"}, 1, ""},
+		{[]string{"policy", "approve", "--session", "s1", "-c", "git tag -d --x"}, 0, "approved for session s1"},
+		{[]string{"check", "--session", "s1", "-c", "git tag -d --x"}, 0, `allow "git tag -d --x" (session)`},
+		{[]string{"check", "--session", "s2", "-c", "git tag -d --x"}, 1, ""},
+		{[]string{"check", "-c", "git tag -d --x"}, 1, ""},
+		{[]string{"policy", "list", "--session", "s1"}, 0, `command "git tag -d --x" (session; approved`},
+		{[]string{"policy", "revoke", "--session", "s1", "git tag -d --x"}, 0, "revoked in session s1"},
+		{[]string{"check", "--session", "s1", "-c", "git tag -d --x"}, 1, ""},
 		{[]string{"policy", "revoke", "--session", "s1", "--all"}, 1, "no approval to remove"},
 
-		{[]string{"policy", "approve", "--always", "--", "frobnicate", "--y"}, 0, "approved for good in " + c.userConfig()},
-		{[]string{"check", "--", "frobnicate", "--y"}, 0, ""},
-		{[]string{"policy", "revoke", "frobnicate --y"}, 0, "revoked in " + c.userConfig()},
-		{[]string{"check", "--", "frobnicate", "--y"}, 1, ""},
+		{[]string{"policy", "approve", "--always", "--", "git", "tag", "-d", "--y"}, 0, "approved for good in " + c.userConfig()},
+		{[]string{"check", "--", "git", "tag", "-d", "--y"}, 0, ""},
+		{[]string{"policy", "revoke", "git tag -d --y"}, 0, "revoked in " + c.userConfig()},
+		{[]string{"check", "--", "git", "tag", "-d", "--y"}, 1, ""},
 
 		// R3 is asked every time; a denial is never approved.
-		{[]string{"policy", "approve", "--session", "s1", "-c", "sudo frobnicate"}, 125, "cannot be approved for a session"},
-		{[]string{"policy", "approve", "--always", "-c", "sudo frobnicate"}, 125, "cannot be approved for good"},
+		{[]string{"policy", "approve", "--session", "s1", "-c", "sudo git tag -d"}, 125, "cannot be approved for a session"},
+		{[]string{"policy", "approve", "--always", "-c", "sudo git tag -d"}, 125, "cannot be approved for good"},
 		{[]string{"policy", "approve", "--session", "s1", "-c", "echo x > /dev/sda"}, 126, "is denied"},
-		{[]string{"policy", "approve", "-c", "frobnicate"}, 125, "give --session ID"},
-		{[]string{"policy", "approve", "--session", "s1", "--always", "-c", "frobnicate"}, 125, "not both"},
+		{[]string{"policy", "approve", "-c", "git tag -d"}, 125, "give --session ID"},
+		{[]string{"policy", "approve", "--session", "s1", "--always", "-c", "git tag -d"}, 125, "not both"},
 		{[]string{"policy", "revoke"}, 125, "give --all or one PATTERN"},
 		{[]string{"policy", "revoke", "--all", "x"}, 125, "give --all or one PATTERN"},
 		{[]string{"policy", "bogus"}, 125, "unknown subcommand"},
@@ -51,14 +51,14 @@ func TestPolicyApproveAndRevoke(t *testing.T) {
 	}
 	// FORGEBOX_SESSION names the session too.
 	t.Setenv("FORGEBOX_SESSION", "env-session")
-	if code, out, errOut := cli(t, "", "policy", "approve", "-c", "frobnicate --z"); code != 0 || !strings.Contains(out, "env-session") {
+	if code, out, errOut := cli(t, "", "policy", "approve", "-c", "git tag -d --z"); code != 0 || !strings.Contains(out, "env-session") {
 		t.Errorf("approve with FORGEBOX_SESSION = %d %s %s", code, out, errOut)
 	}
-	if code, _, _ := cli(t, "", "check", "-c", "frobnicate --z"); code != 0 {
+	if code, _, _ := cli(t, "", "check", "-c", "git tag -d --z"); code != 0 {
 		t.Errorf("check with FORGEBOX_SESSION after approve = %d; want 0", code)
 	}
 	t.Setenv("FORGEBOX_SESSION", "bad id")
-	if code, _, errOut := cli(t, "", "check", "-c", "frobnicate"); code != 125 || !strings.Contains(errOut, "invalid session ID") {
+	if code, _, errOut := cli(t, "", "check", "-c", "git tag -d"); code != 125 || !strings.Contains(errOut, "invalid session ID") {
 		t.Errorf("check with a bad FORGEBOX_SESSION = %d %q; want 125", code, errOut)
 	}
 }
@@ -69,11 +69,11 @@ func TestApprovalsNotInWorkspace(t *testing.T) {
 	c := newCLIEnv(t)
 	t.Setenv("XDG_STATE_HOME", filepath.Join(c.ws, "state"))
 	t.Setenv("XDG_CONFIG_HOME", filepath.Join(c.ws, "config"))
-	code, _, errOut := cli(t, "", "policy", "approve", "--session", "s1", "-c", "frobnicate")
+	code, _, errOut := cli(t, "", "policy", "approve", "--session", "s1", "-c", "git tag -d")
 	if code != 125 || !strings.Contains(errOut, "inside the workspace") {
 		t.Errorf("approve --session with the store in the workspace = %d %q; want 125", code, errOut)
 	}
-	code, _, errOut = cli(t, "", "policy", "approve", "--always", "-c", "frobnicate")
+	code, _, errOut = cli(t, "", "policy", "approve", "--always", "-c", "git tag -d")
 	if code != 125 || !strings.Contains(errOut, "inside the workspace") {
 		t.Errorf("approve --always with the config in the workspace = %d %q; want 125", code, errOut)
 	}
@@ -82,8 +82,8 @@ func TestApprovalsNotInWorkspace(t *testing.T) {
 	}
 	// A store planted there is not read.
 	writeFile(t, runner.NewSessionStore(filepath.Join(c.ws, "state", "forgebox", "sessions"), "s1").Path(),
-		`{"session": "s1", "rules": [{"command": "frobnicate"}]}`)
-	code, _, errOut = cli(t, "", "check", "--session", "s1", "-c", "frobnicate")
+		`{"session": "s1", "rules": [{"command": "git", "tag", "-d"}]}`)
+	code, _, errOut = cli(t, "", "check", "--session", "s1", "-c", "git tag -d")
 	if code != 1 || !strings.Contains(errOut, "forgebox: warning: ") {
 		t.Errorf("check with a planted store = %d %q; want 1 (ask) and a warning", code, errOut)
 	}
@@ -134,11 +134,11 @@ func TestPolicyExplain(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"-c", `frobnicate; sudo bash -c "frobnicate --y"`}, []string{"verdict: ask", "3 commands", "looked through to the program bash",
+		{[]string{"-c", `git tag -d; sudo bash -c "git tag -d --y"`}, []string{"verdict: ask", "3 commands", "looked through to the program bash",
 			"nested 1 level deep", "asked every time", "approve it once: add --yes"}},
 		// One argument without -- is a line, as in forgebox policy explain 'LINE'.
 		{[]string{"echo x > /dev/sda"}, []string{"verdict: deny", "builtin", "nothing makes forgebox run it"}},
-		{[]string{"--", "frobnicate", "a b"}, []string{"command: frobnicate 'a b'", "--session ID -- frobnicate 'a b'", "--always -- frobnicate 'a b'"}},
+		{[]string{"--", "git", "tag", "-d", "a b"}, []string{"command: git tag -d 'a b'", "--session ID -- git tag -d 'a b'", "--always -- git tag -d 'a b'"}},
 	}
 	for _, tt := range tests {
 		code, out, errOut := cli(t, "", append([]string{"policy", "explain"}, tt.args...)...)

@@ -287,8 +287,13 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 	if runner.ValidSessionID(sid) != nil {
 		sid = "mcp-" + nonce(6)
 	}
+	spec, err := rf.spec(nil)
+	if err != nil {
+		return nil, agent.Config{}, err
+	}
+	spec.Workspace = ctx.Workspace
 	b := &serveBackend{exe: exe, forward: sf.forward, rf: rf, workspace: ctx.Workspace, session: sid,
-		pol: runner.PolicyOptions{File: rf.pol.File, Workspace: ctx.Workspace, Session: sid}}
+		pol: runner.PolicyOptions{File: rf.pol.File, Workspace: ctx.Workspace, Session: sid, Sandbox: runner.Containment(spec)}}
 	if !slices.ContainsFunc(b.forward, func(a string) bool { return strings.HasPrefix(a, "--workspace=") }) {
 		b.forward = append(b.forward, "--workspace="+ctx.Workspace)
 	}
@@ -498,7 +503,7 @@ func (b *serveBackend) FileRequest(_ context.Context, t agent.Target, why string
 	if err != nil {
 		return "", err
 	}
-	r, err := runner.FileRequest(h, b.workspace, b.session, t.Dir, t.Line, t.Argv, why)
+	r, err := runner.FileRequest(h, b.pol, t.Dir, t.Line, t.Argv, why)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,50 @@
+package runner
+
+import (
+	"runtime"
+	"strings"
+
+	"github.com/forgebox/forgebox/pathtree"
+	"github.com/forgebox/forgebox/policy"
+	"github.com/forgebox/forgebox/sandbox"
+)
+
+// Containment is what a run with this spec lets its command reach, as the
+// judge weighs it (policy.Containment): contained when the network is off
+// (or only the sandbox's own loopback), nothing outside the workspace is
+// writable, no host Unix socket is reachable and no layer may be dropped.
+// Then a program forgebox does not know, a download or a push can change
+// only the workspace. It is the one place that says so, for every surface
+// that judges a command forgebox will sandbox.
+func Containment(spec sandbox.Spec) policy.Containment {
+	if runtime.GOOS != "linux" {
+		// macOS's and Windows's sandboxes are built, but their network and
+		// filesystem containment is not tested against these attacks here.
+		return policy.Containment{How: "the judge does not count forgebox's sandbox on " + runtime.GOOS + " as containing"}
+	}
+	var out []string
+	switch spec.Network {
+	case "", sandbox.NetNone, sandbox.NetLoopback:
+	default:
+		out = append(out, "--net "+string(spec.Network))
+	}
+	for _, p := range spec.ReadWrite {
+		if spec.Workspace == "" || !pathtree.Within(p, spec.Workspace) {
+			out = append(out, "--rw "+p)
+		}
+	}
+	if spec.AllowUnixSockets {
+		out = append(out, "--allow-unix-sockets")
+	}
+	if spec.BestEffort {
+		out = append(out, "--best-effort")
+	}
+	if len(out) > 0 {
+		return policy.Containment{How: strings.Join(out, ", ")}
+	}
+	return policy.Containment{Contained: true, How: "the sandbox"}
+}
+
+// Unsandboxed is the containment of a command forgebox judges but does not
+// run: the Claude Code hook without --wrap lets Claude Code run it as it is.
+var Unsandboxed = policy.Containment{How: "it runs outside forgebox's sandbox"}
