@@ -31,7 +31,10 @@ var knownCategories = []string{"shell", "file", "git", "interpreter"}
 // thresholds file has one section per mode, and a mode without one fails
 // until its figures are recorded (-corpus-thresholds).
 var corpusModes = []corpusMode{
-	{"default", func(*Context) {}},
+	// forgebox run's default: no network, only the workspace writable.
+	{"default", func(c *Context) { c.Sandbox = Containment{Contained: true, How: "the sandbox"} }},
+	// A run that reaches out (--net host): nothing contains the network.
+	{"net-host", func(c *Context) { c.Sandbox = Containment{How: "--net host"} }},
 }
 
 type corpusMode struct {
