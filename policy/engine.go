@@ -297,11 +297,33 @@ func (j *judge) unknown(c *Command) {
 			j.add(SafeWrite, 2, "runs %s from the workspace", c.Args[0].Value)
 		case PlaceSystem, PlaceSystemRoot:
 			j.reach(Caution, 3, "forgebox does not know what %s does", c.Name)
+			j.embedded(c)
 		default:
 			j.reach(Caution, 4, "runs %s from the %s", c.Args[0].Value, p)
+			j.embedded(c)
 		}
 	default:
 		j.reach(Caution, 3, "forgebox does not know what %s does", c.Name)
+		j.embedded(c)
+	}
+}
+
+// embedded judges the worse reading of a program forgebox does not know:
+// that it runs its arguments as a command, as wrappers do (firejail,
+// proxychains, a task runner), from the first argument that names a
+// program forgebox knows. The reading only adds judgements: a sandbox
+// that contains the unknown program does not contain the rm -rf it may
+// hand its arguments to, which destroys the workspace all the same.
+func (j *judge) embedded(c *Command) {
+	for i := 1; i < len(c.Args); i++ {
+		a := c.Args[i]
+		if !a.Static || strings.HasPrefix(a.Value, "-") || strings.ContainsAny(a.Value, "=/ ") {
+			continue
+		}
+		if knowledge(a.Value) != nil {
+			j.argv(c.Args[i:], c.Name+", if it runs its arguments")
+			return
+		}
 	}
 }
 

@@ -252,7 +252,8 @@ func TestConcurrentDecide(t *testing.T) {
 func TestCdMovesTheCommandsAfterIt(t *testing.T) {
 	e := New(nil)
 	checkVerdicts(t, e, testCtx, []verdict{
-		{"rm -rf Documents", Allow, ""},
+		{"rm -rf build", Allow, ""},
+		{"rm -rf Documents", Ask, ""}, // as git reset --hard: uncommitted work is gone
 		{"cd ~ && rm -rf Documents", Ask, ""},
 		{"cd .. && rm -rf other-project", Ask, ""},
 		{"cd / && rm -rf etc", Deny, ""},
@@ -263,5 +264,41 @@ func TestCdMovesTheCommandsAfterIt(t *testing.T) {
 	})
 	if d := e.DecideLine(testCtx, "bash -c 'cd ~'; rm -rf build"); d.Commands[len(d.Commands)-1].Action != Allow {
 		t.Errorf("a cd inside nested code moved the commands after it: %+v", d.Commands)
+	}
+}
+
+// The sandbox decides what only reaches out: contained, a program
+// forgebox does not know, a download or a push runs unasked; not
+// contained, they ask, and the reasons say which applied. What destroys
+// work in the workspace asks either way, also when an unknown program may
+// hand it its arguments.
+func TestContainment(t *testing.T) {
+	e := New(Default())
+	contained := &Context{Workspace: "/w", Cwd: "/w", Home: "/home/u", Sandbox: Containment{Contained: true, How: "the sandbox"}}
+	reaching := &Context{Workspace: "/w", Cwd: "/w", Home: "/home/u", Sandbox: Containment{How: "--net host"}}
+	for _, tc := range []struct {
+		line                  string
+		inside, outside       Action
+		insideWhy, outsideWhy string
+	}{
+		{"frobnicate --x", Allow, Ask, "contained by the sandbox", "not contained: --net host"},
+		{"curl https://example.com", Allow, Ask, "contained", "not contained"},
+		{"git push --force origin main", Allow, Ask, "contained", "not contained"},
+		{"npm install left-pad", Allow, Ask, "contained", "not contained"},
+		{"git reset --hard", Ask, Ask, "", ""},
+		{"firejail rm -rf src", Ask, Ask, "if it runs its arguments", ""},
+		{"proxychains rm -rf /", Deny, Deny, "", ""},
+		{"mytool build --fast", Allow, Ask, "", ""},
+	} {
+		in, out := e.DecideLine(contained, tc.line), e.DecideLine(reaching, tc.line)
+		if in.Action != tc.inside || out.Action != tc.outside {
+			t.Errorf("%q: %s contained, %s reaching out; want %s and %s\n%v\n%v", tc.line, in.Action, out.Action, tc.inside, tc.outside, in.Reasons, out.Reasons)
+		}
+		if w := strings.Join(in.Reasons, "; "); !strings.Contains(w, tc.insideWhy) {
+			t.Errorf("%q contained: reasons %q; want %q", tc.line, w, tc.insideWhy)
+		}
+		if w := strings.Join(out.Reasons, "; "); !strings.Contains(w, tc.outsideWhy) {
+			t.Errorf("%q reaching out: reasons %q; want %q", tc.line, w, tc.outsideWhy)
+		}
 	}
 }

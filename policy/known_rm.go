@@ -68,7 +68,18 @@ func (j *judge) removal(a Arg, recursive, force bool, how string) finding {
 			return finding{Dangerous, 7, fmt.Sprintf("%s removes %s inside the repository's .git", how, v)}
 		}
 		return finding{Caution, 5, fmt.Sprintf("%s removes %s inside the repository's .git", how, v)}
-	case PlaceWorkspace, PlaceTemp:
+	case PlaceWorkspace:
+		dir := base
+		if strings.ContainsAny(dir, "*?[") {
+			dir = path.Base(path.Dir(v)) // build/* empties build
+		}
+		if recursive && !generated(dir) {
+			// As git reset --hard and git clean -fdx: work in it that is not
+			// committed is gone, and git cannot bring it back.
+			return finding{Dangerous, 6, fmt.Sprintf("%s removes the directory %s in the workspace, with any work in it not committed (git cannot restore it)", how, v)}
+		}
+		return finding{SafeWrite, 2, fmt.Sprintf("%s removes %s in %s", how, v, phrase(p))}
+	case PlaceTemp:
 		return finding{SafeWrite, 2, fmt.Sprintf("%s removes %s in %s", how, v, phrase(p))}
 	case PlaceTempRoot:
 		if strong && all {
@@ -158,4 +169,21 @@ func judgeRmdir(j *judge, c *Command) {
 		}
 	}
 	j.record(worst)
+}
+
+// generated reports whether a directory's name is one that builds, package
+// managers and tools create and can create again (build, node_modules,
+// __pycache__, ...): removing it loses no one's work.
+func generated(name string) bool {
+	switch name {
+	case "build", "builds", "dist", "target", "out", "bin", "obj", "_build", "site", "public",
+		"node_modules", "bower_components", "jspm_packages", ".pnpm-store", ".yarn",
+		".cache", "cache", "__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache", ".hypothesis", ".eggs", ".tox", ".nox",
+		".venv", "venv", "coverage", ".coverage", "htmlcov", ".nyc_output",
+		".next", ".nuxt", ".svelte-kit", ".turbo", ".parcel-cache", ".angular", ".expo", ".vercel", ".output",
+		".gradle", ".terraform", "DerivedData", ".dart_tool", ".stack-work", "dist-newstyle", "zig-cache", ".zig-cache", "zig-out",
+		"tmp", "temp", ".tmp", "logs":
+		return true
+	}
+	return strings.HasSuffix(name, ".egg-info")
 }
