@@ -8,9 +8,10 @@ import (
 // nestedKnowledge covers the programs that run code given as text: shells,
 // eval and source, and interpreters with inline code.
 func nestedKnowledge(name string) func(*judge, *Command) {
-	switch name {
-	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox", "rbash", "yash", "tcsh", "csh":
+	if shells[name] || name == "busybox" {
 		return judgeShell
+	}
+	switch name {
 	case "eval":
 		return judgeEval
 	case "source", ".":

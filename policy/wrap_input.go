@@ -1,0 +1,361 @@
+package policy
+
+import "strings"
+
+// The wrappers that build commands from their input: xargs, parallel,
+// watch.
+
+var (
+	xargsOpts = opts{arg: "adEILnPs", opt: "eil", flag: "0oprtx", long: " arg-file= delimiter= eof? replace? max-lines? " +
+		"max-args= max-procs= max-chars= process-slot-var= interactive no-run-if-empty null open-tty verbose exit " +
+		"show-limits help version "}
+	parallelOpts = opts{arg: "aCdEIjLnNPsS", opt: "eil", flag: "0fgkmqrtuvxXZ", long: " arg-file= colsep= delimiter= " +
+		"eof? replace? jobs= max-procs= max-args= max-replace-args= max-lines? max-chars= sshlogin= sshloginfile= slf= " +
+		"results= res= joblog= tmpdir= tempdir= timeout= delay= block= block-size= halt= halt-on-error= retries= " +
+		"memfree= load= nice= tag-string= tagstring= workdir= wd= basefile= bf= return= transfer-file= tf= env= " +
+		"pipe pipepart keep-order tag dry-run verbose line-buffer group ungroup null quote no-run-if-empty progress " +
+		"bar eta will-cite xapply link shuf files cleanup transfer onall nonall header= recstart= recend= regexp " +
+		"round-robin compress help version "}
+	watchOpts = opts{arg: "nq", opt: "d", flag: "bcCeghptwrxv", long: " interval= beep color no-color differences? errexit " +
+		"chgexit equexit= precise no-title no-wrap no-linewrap exec shotsdir= help version "}
+)
+
+// maxInputs bounds the known inputs xargs and parallel are judged with.
+const maxInputs = 16
+
+// knownInput is what a command reads on stdin when the line says: the
+// words echo or printf print, or a here-document without expansions.
+func knownInput(c *Command) (string, bool) {
+	in := c.Stdin
+	switch {
+	case in.HasDoc:
+		return in.Doc, in.DocStatic
+	case in.From == nil || !allStatic(in.From.Args) || len(in.From.Args) < 2:
+		return "", false
+	case in.From.Name == "echo":
+		return joinArgs(in.From.Rest()) + "\n", true
+	case in.From.Name == "printf":
+		// The format's escapes matter (printf 'rm -rf /\n' | xargs -d '\n'
+		// sh -c); its conversions are read as the words they print.
+		args := in.From.Rest()
+		return backslashes(joinArgs(args)), true
+	}
+	return "", false
+}
+
+// backslashes reads the backslash escapes of printf formats, xargs -d and
+// echo -e.
+func backslashes(s string) string {
+	if !strings.Contains(s, `\`) {
+		return s
+	}
+	r := strings.NewReplacer(`\n`, "\n", `\t`, "\t", `\r`, "\r", `\0`, "\x00", `\\`, `\`, `\f`, "\f", `\v`, "\v")
+	return r.Replace(s)
+}
+
+// inputUnits splits what xargs reads into its arguments: by the delimiter
+// of -d or -0, else by blanks and newlines (quotes are removed: the
+// stricter reading keeps the words whole only in code, below).
+func inputUnits(text, delim string, lines bool) []string {
+	var units []string
+	switch {
+	case delim != "":
+		units = strings.Split(text, delim)
+	case lines:
+		units = strings.Split(text, "\n")
+	default:
+		units = strings.Fields(strings.NewReplacer(`'`, "", `"`, "").Replace(text))
+	}
+	out := units[:0]
+	for _, u := range units {
+		if delim == "" {
+			u = strings.TrimSpace(u)
+		}
+		if u != "" {
+			out = append(out, u)
+		}
+	}
+	return out
+}
+
+// peelXargs: xargs [OPTION]... COMMAND [ARG]... runs COMMAND with the
+// words it reads from stdin (or from the file of -a) appended, or put
+// where -I says.
+func peelXargs(j *judge, args []Arg) ([]Arg, bool) {
+	replace, delim, fromFile, help := "", "", false, false
+	rest, bad := xargsOpts.skip(args, func(opt string, val Arg) {
+		switch opt {
+		case "-I":
+			replace = val.Value
+		case "-i", "--replace":
+			replace = val.Value
+			if replace == "" {
+				replace = "{}"
+			}
+		case "-a", "--arg-file":
+			fromFile = true
+		case "-0", "--null":
+			delim = "\x00"
+		case "-d", "--delimiter":
+			delim = backslashes(val.Value)
+		case "--help", "--version":
+			help = true
+		}
+	})
+	j.unreadable("xargs", bad)
+	switch {
+	case help:
+		j.add(ReadOnly, 0, "xargs prints its usage or version")
+		return nil, true
+	case len(rest) == 0:
+		j.add(ReadOnly, 0, "xargs without a command echoes its input")
+		return nil, true
+	}
+	// With -a the operands come from the file: stdin is not read.
+	text, known := "", false
+	if !fromFile {
+		text, known = knownInput(j.cmd)
+	}
+	name := programName(rest[0])
+	if codeFromInput(rest, replace) {
+		// The input becomes code: a shell's -c string, an interpreter's
+		// program, a script's name. The worse reading judges all of it
+		// as one shell line.
+		if known && (shells[name] || name == "eval") {
+			j.add(ReadOnly, 0, "xargs hands what it reads to %s as code", name)
+			j.shell(text, true, "xargs "+name)
+			return nil, true
+		}
+		j.add(Caution, j.st.e.pol.Thresholds.SessionApprove+1, "%s runs code xargs reads from %s, which forgebox cannot see", name, inputName(j.cmd, fromFile))
+		return nil, true
+	}
+	if !known {
+		input := Arg{Value: "<input of xargs>", IfEmpty: ""}
+		out := make([]Arg, 0, len(rest)+1)
+		for _, a := range rest {
+			if replace != "" && strings.Contains(a.Value, replace) {
+				out = append(out, Arg{Value: a.Value, IfEmpty: strings.ReplaceAll(a.Value, replace, "")})
+				continue
+			}
+			out = append(out, a)
+		}
+		if replace == "" {
+			out = append(out, input)
+		}
+		return out, false
+	}
+	units := inputUnits(text, delim, replace != "")
+	if replace == "" {
+		out := append([]Arg{}, rest...)
+		for _, u := range units {
+			out = append(out, staticArg(u))
+		}
+		return out, false
+	}
+	// -I runs the command once per line, the line put where -I says.
+	if len(units) == 0 {
+		j.add(ReadOnly, 0, "xargs -I reads no input and runs nothing")
+		return nil, true
+	}
+	for _, u := range units[1:min(len(units), maxInputs)] {
+		j.argv(replaceIn(rest, replace, u), "xargs")
+	}
+	return replaceIn(rest, replace, units[0]), false
+}
+
+func replaceIn(args []Arg, old, val string) []Arg {
+	out := make([]Arg, len(args))
+	for i, a := range args {
+		if a.Static && strings.Contains(a.Value, old) {
+			a = staticArg(strings.ReplaceAll(a.Value, old, val))
+		}
+		out[i] = a
+	}
+	return out
+}
+
+func inputName(c *Command, fromFile bool) string {
+	switch {
+	case fromFile:
+		return "the file of -a"
+	case c.Stdin.From != nil:
+		return "the output of " + c.Stdin.From.Name
+	}
+	return "its input"
+}
+
+// shells are the programs judgeShell reads.
+var shells = map[string]bool{"bash": true, "sh": true, "zsh": true, "dash": true, "ksh": true, "mksh": true, "ash": true,
+	"fish": true, "rbash": true, "yash": true, "tcsh": true, "csh": true}
+
+// codeFromInput reports whether the words xargs appends (or puts where
+// -I says) become code rather than arguments: sh -c with no string after
+// it, sh with no script, eval, python -c, a code string holding the -I
+// placeholder.
+func codeFromInput(rest []Arg, replace string) bool {
+	name := programName(rest[0])
+	lang := interpreter(name)
+	switch {
+	case name == "eval":
+		return true
+	case !shells[name] && lang == "":
+		return false
+	}
+	args := rest[1:]
+	i, code := 0, false
+	for i < len(args) {
+		v := args[i].Value
+		if !args[i].Static || len(v) < 2 || v[0] != '-' && v[0] != '+' {
+			break
+		}
+		i++
+		if v == "--" {
+			break
+		}
+		if lang != "" {
+			if isInlineFlag(lang, v) {
+				code = true
+				break
+			}
+			continue
+		}
+		if v[1] != '-' && strings.IndexByte(v, 'c') > 0 {
+			code = true
+			break
+		}
+		if v == "-o" || v == "+o" || v == "-O" || v == "+O" || v == "--rcfile" || v == "--init-file" {
+			i++
+		}
+	}
+	switch {
+	case i >= len(args):
+		return true // the code string, or the script's name, comes from the input
+	case replace != "" && strings.Contains(args[i].Value, replace):
+		return code || i == 0
+	}
+	return false
+}
+
+// peelParallel: GNU parallel [OPTIONS] [COMMAND] [::: ARGS | :::: FILES]
+// runs COMMAND through a shell once per argument (appended, or put where
+// {} says, quoted); with no COMMAND the arguments are the commands.
+func peelParallel(j *judge, args []Arg) ([]Arg, bool) {
+	replace, help, pipe := "{}", false, false
+	rest, bad := parallelOpts.skip(args, func(opt string, val Arg) {
+		switch opt {
+		case "-I":
+			replace = val.Value
+		case "-i", "--replace":
+			if val.Value != "" {
+				replace = val.Value
+			}
+		case "-S", "--sshlogin", "--sshloginfile", "--slf", "--onall", "--nonall":
+			j.add(Caution, 5, "parallel %s runs the commands on other machines", opt)
+		case "--pipe", "--pipepart":
+			pipe = true
+		case "--help", "--version":
+			help = true
+		}
+	})
+	j.unreadable("parallel", bad)
+	if help {
+		j.add(ReadOnly, 0, "parallel prints its usage or version")
+		return nil, true
+	}
+	var cmd []Arg
+	var inputs []Arg
+	knownArgs := true
+	k := 0
+	for k < len(rest) && !isParallelSep(rest[k]) {
+		cmd = append(cmd, rest[k])
+		k++
+	}
+	sep := ""
+	for ; k < len(rest); k++ {
+		if isParallelSep(rest[k]) {
+			sep = rest[k].Value
+			continue
+		}
+		if strings.HasPrefix(sep, "::::") {
+			knownArgs = false // the arguments are the lines of a file
+			continue
+		}
+		inputs = append(inputs, rest[k])
+	}
+	if sep == "" && !pipe {
+		text, known := knownInput(j.cmd)
+		knownArgs = known
+		for _, u := range inputUnits(text, "", true) {
+			inputs = append(inputs, staticArg(u))
+		}
+	}
+	code := joinArgs(cmd)
+	static := allStatic(cmd)
+	j.add(ReadOnly, 0, "parallel runs each job with a shell")
+	switch {
+	case pipe:
+		j.shell(code, static, "parallel")
+		return nil, true
+	case len(cmd) == 0 && !knownArgs:
+		j.add(Caution, j.st.e.pol.Thresholds.SessionApprove+1, "parallel runs the commands it reads from %s, which forgebox cannot see", inputName(j.cmd, false))
+		return nil, true
+	case len(cmd) == 0:
+		for _, in := range inputs[:min(len(inputs), maxInputs)] {
+			j.shell(in.Value, in.Static, "parallel")
+		}
+		return nil, true
+	}
+	if !knownArgs {
+		inputs = append(inputs, Arg{Value: `"$PARALLEL_ARG"`})
+	}
+	for _, in := range inputs[:min(len(inputs), maxInputs)] {
+		word := in.Value
+		if in.Static {
+			word = shellQuote(in.Value)
+		} else {
+			static = false
+		}
+		line := code + " " + word
+		if strings.Contains(code, replace) {
+			line = strings.ReplaceAll(code, replace, word)
+		}
+		j.shell(line, static, "parallel")
+	}
+	if len(inputs) == 0 {
+		j.shell(code, static, "parallel")
+	}
+	return nil, true
+}
+
+func isParallelSep(a Arg) bool {
+	return a.Static && (a.Value == ":::" || a.Value == "::::" || a.Value == ":::+" || a.Value == "::::+")
+}
+
+// shellQuote quotes a word for a shell line.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// peelWatch: watch runs its arguments joined, with sh -c, every few
+// seconds; watch -x runs them as a command.
+func peelWatch(j *judge, args []Arg) ([]Arg, bool) {
+	exec, help := false, false
+	rest, bad := watchOpts.skip(args, func(opt string, _ Arg) {
+		exec = exec || opt == "-x" || opt == "--exec"
+		help = help || gnuHelp(opt) || opt == "-h" || opt == "-v"
+	})
+	j.unreadable("watch", bad)
+	if help {
+		j.add(ReadOnly, 0, "watch prints its usage or version")
+		return nil, true
+	}
+	j.add(Interactive, 1, "interactive: watch redraws the screen until it is interrupted")
+	if len(rest) == 0 {
+		return nil, true
+	}
+	if exec {
+		return rest, false
+	}
+	j.shell(joinArgs(rest), allStatic(rest), "watch")
+	return nil, true
+}
