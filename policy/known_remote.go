@@ -169,10 +169,41 @@ func judgeJava(j *judge, c *Command) {
 		}
 	}
 	if strings.Contains(name, "jenkins-cli") {
-		j.add(Caution, 5, "java -jar %s acts on a Jenkins server", name)
+		if sub := firstOperand(args[jar+1:], " s auth http webSocket i p user noCertificateCheck noKeyAuth strictHostKey logger "); readVerb(sub) {
+			j.add(ReadOnly, 1, "java -jar %s %s reads from a Jenkins server", name, sub)
+		} else {
+			j.add(Caution, 5, "java -jar %s %s acts on a Jenkins server", name, sub)
+		}
 		return
 	}
 	j.add(SafeWrite, 2, "java runs a Java program")
+}
+
+// firstOperand is the first word that is neither an option nor the value
+// of one of the options named in values (" s auth ").
+func firstOperand(args []Arg, values string) string {
+	for i := 0; i < len(args); i++ {
+		v := args[i].Value
+		switch {
+		case strings.HasPrefix(v, "-") && strings.Contains(values, " "+strings.TrimLeft(v, "-")+" "):
+			i++
+		case strings.HasPrefix(v, "-"):
+		default:
+			return v
+		}
+	}
+	return ""
+}
+
+// readVerb reports whether a subcommand only reads: list-jobs, get-node,
+// who-am-i, help, version.
+func readVerb(v string) bool {
+	for _, p := range []string{"list", "get", "ls", "show", "describe", "info", "stat", "who-am-i", "whoami", "help", "version", "console"} {
+		if v == p || strings.HasPrefix(v, p+"-") {
+			return true
+		}
+	}
+	return false
 }
 
 // minioSubs are the subcommands of MinIO's client: what tells mc ls
@@ -214,8 +245,16 @@ func judgeMc(j *judge, c *Command) {
 			kind = 'd'
 		}
 	}
-	if len(ops) > 1 && ops[1].Value == "ls" || sub == "alias" && len(ops) > 1 && (ops[1].Value == "list" || ops[1].Value == "ls") {
-		kind = 'r'
+	switch {
+	case kind == 'd':
+	case (sub == "admin" || sub == "alias" || sub == "config") && len(ops) > 1 && (readVerb(ops[1].Value) ||
+		len(ops) > 2 && readVerb(ops[2].Value)):
+		kind = 'r' // mc admin info, mc admin user list, mc alias list
+	case (sub == "cp" || sub == "get") && len(ops) > 2 && localPath(ops[len(ops)-1].Value):
+		// A download: the local copy is a write in the project.
+		j.add(SafeWrite, 2, "mc %s (MinIO client) copies from an object store to %s", sub, ops[len(ops)-1].Value)
+		j.write(ops[len(ops)-1], "mc "+sub)
+		return
 	}
 	switch kind {
 	case 'd':
@@ -223,8 +262,14 @@ func judgeMc(j *judge, c *Command) {
 	case 'w':
 		j.add(Caution, 5, "mc %s (MinIO client) changes objects or settings on an object store", sub)
 	default:
-		j.add(Caution, 3, "mc %s (MinIO client) reads from an object store over the network", sub)
+		j.add(ReadOnly, 1, "mc %s (MinIO client) reads from an object store over the network", sub)
 	}
+}
+
+// localPath reports whether an mc operand names a local file rather than
+// ALIAS/BUCKET: a path that starts like one, or a bare name.
+func localPath(v string) bool {
+	return strings.HasPrefix(v, ".") || strings.HasPrefix(v, "/") || strings.HasPrefix(v, "~") || !strings.Contains(v, "/")
 }
 
 // splitioNouns are the resources of Split.io's command line.
@@ -263,21 +308,24 @@ func judgeSplit(j *judge, c *Command) {
 			return
 		}
 	}
-	j.add(Caution, 3, "split (Split.io) reads feature flags over the network")
+	j.add(ReadOnly, 1, "split (Split.io) reads feature flags over the network")
 }
 
-// judgeRg: rg --pre PROGRAM runs PROGRAM on every file it searches.
+// judgeRg: rg --pre PROGRAM runs PROGRAM on every file it searches, and
+// --hostname-bin PROGRAM once for the host's name.
 func judgeRg(j *judge, c *Command) {
 	args := c.Rest()
 	for i := 0; i < len(args); i++ {
 		v := args[i].Value
 		var prog Arg
 		switch {
-		case v == "--pre" && i+1 < len(args):
+		case (v == "--pre" || v == "--hostname-bin") && i+1 < len(args):
 			prog = args[i+1]
 			i++
 		case strings.HasPrefix(v, "--pre="):
 			prog = valArg(args[i], v[len("--pre="):])
+		case strings.HasPrefix(v, "--hostname-bin="):
+			prog = valArg(args[i], v[len("--hostname-bin="):])
 		case v == "--":
 			i = len(args)
 			continue
@@ -287,8 +335,8 @@ func judgeRg(j *judge, c *Command) {
 		if prog.Value == "" {
 			continue // --pre= turns it off
 		}
-		j.add(ReadOnly, 0, "rg --pre runs %s on every file it searches", prog.Value)
-		j.argv([]Arg{prog, {Value: "<file searched by rg>", IfEmpty: ""}}, "rg --pre")
+		j.add(ReadOnly, 0, "rg runs %s", prog.Value)
+		j.argv([]Arg{prog, {Value: "<file searched by rg>", IfEmpty: ""}}, "rg "+strings.SplitN(v, "=", 2)[0])
 	}
 	j.add(ReadOnly, 0, "rg only reads or prints")
 }

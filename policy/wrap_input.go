@@ -1,6 +1,9 @@
 package policy
 
-import "strings"
+import (
+	"strconv"
+	"strings"
+)
 
 // The wrappers that build commands from their input: xargs, parallel,
 // watch.
@@ -121,13 +124,16 @@ func peelXargs(j *judge, args []Arg) ([]Arg, bool) {
 		// The input becomes code: a shell's -c string, an interpreter's
 		// program, a script's name. The worse reading judges all of it
 		// as one shell line.
-		if known && (shells[name] || name == "eval") {
+		if known && replace == "" && (shells[name] || name == "eval") {
 			j.add(ReadOnly, 0, "xargs hands what it reads to %s as code", name)
 			j.shell(text, true, "xargs "+name)
 			return nil, true
 		}
-		j.add(Caution, j.st.e.pol.Thresholds.SessionApprove+1, "%s runs code xargs reads from %s, which forgebox cannot see", name, inputName(j.cmd, fromFile))
-		return nil, true
+		if !known || replace == "" {
+			j.add(Caution, j.st.e.pol.Thresholds.SessionApprove+1, "%s runs code xargs reads from %s, which forgebox cannot see", name, inputName(j.cmd, fromFile))
+			return nil, true
+		}
+		// -I with known lines: each one put into the code, judged below.
 	}
 	if !known {
 		input := Arg{Value: "<input of xargs>", IfEmpty: ""}
@@ -263,68 +269,142 @@ func peelParallel(j *judge, args []Arg) ([]Arg, bool) {
 		return nil, true
 	}
 	var cmd []Arg
-	var inputs []Arg
-	knownArgs := true
 	k := 0
 	for k < len(rest) && !isParallelSep(rest[k]) {
 		cmd = append(cmd, rest[k])
 		k++
 	}
-	sep := ""
+	// The input sources: each ::: group's values, a :::: group's file
+	// (unknown), or stdin.
+	var groups [][]Arg
+	knownArgs := true
 	for ; k < len(rest); k++ {
 		if isParallelSep(rest[k]) {
-			sep = rest[k].Value
+			groups = append(groups, nil)
+			if strings.HasPrefix(rest[k].Value, "::::") {
+				knownArgs = false // the arguments are the lines of a file
+			}
 			continue
 		}
-		if strings.HasPrefix(sep, "::::") {
-			knownArgs = false // the arguments are the lines of a file
-			continue
-		}
-		inputs = append(inputs, rest[k])
+		groups[len(groups)-1] = append(groups[len(groups)-1], rest[k])
 	}
-	if sep == "" && !pipe {
+	if len(groups) == 0 && !pipe {
 		text, known := knownInput(j.cmd)
 		knownArgs = known
+		var in []Arg
 		for _, u := range inputUnits(text, "", true) {
-			inputs = append(inputs, staticArg(u))
+			in = append(in, staticArg(u))
 		}
+		groups = append(groups, in)
 	}
-	code := joinArgs(cmd)
-	static := allStatic(cmd)
 	j.add(ReadOnly, 0, "parallel runs each job with a shell")
+	static := allStatic(cmd)
 	switch {
 	case pipe:
-		j.shell(code, static, "parallel")
+		j.shell(joinArgs(cmd), static, "parallel")
 		return nil, true
 	case len(cmd) == 0 && !knownArgs:
 		j.add(Caution, j.st.e.pol.Thresholds.SessionApprove+1, "parallel runs the commands it reads from %s, which forgebox cannot see", inputName(j.cmd, false))
 		return nil, true
-	case len(cmd) == 0:
-		for _, in := range inputs[:min(len(inputs), maxInputs)] {
-			j.shell(in.Value, in.Static, "parallel")
-		}
-		return nil, true
 	}
 	if !knownArgs {
-		inputs = append(inputs, Arg{Value: `"$PARALLEL_ARG"`})
+		groups = append(groups, []Arg{{Value: `"$PARALLEL_ARG"`}})
 	}
-	for _, in := range inputs[:min(len(inputs), maxInputs)] {
-		word := in.Value
-		if in.Static {
-			word = shellQuote(in.Value)
-		} else {
-			static = false
-		}
-		line := code + " " + word
-		if strings.Contains(code, replace) {
-			line = strings.ReplaceAll(code, replace, word)
-		}
-		j.shell(line, static, "parallel")
+	// parallel joins the command's words with spaces for the shell unless
+	// -q quotes its arguments: the two readings differ (parallel bash -c 'rm -rf
+	// {}'), and both are judged.
+	codes := []string{joinArgs(cmd)}
+	if quoted := quoteWords(cmd); len(cmd) > 1 && quoted != codes[0] {
+		codes = append(codes, quoted)
 	}
-	if len(inputs) == 0 {
-		j.shell(code, static, "parallel")
+	for _, job := range parallelJobs(groups) {
+		for _, code := range codes {
+			line, dyn := parallelLine(code, job, replace)
+			j.shell(line, static && !dyn, "parallel")
+		}
 	}
 	return nil, true
+}
+
+// parallelJobs combines the input sources as parallel does (every value
+// of one with every value of the next), up to maxInputs jobs.
+func parallelJobs(groups [][]Arg) [][]Arg {
+	jobs := [][]Arg{nil}
+	for _, g := range groups {
+		if len(g) == 0 {
+			continue
+		}
+		var next [][]Arg
+		for _, job := range jobs {
+			for _, v := range g {
+				if len(next) >= maxInputs {
+					break
+				}
+				next = append(next, append(append([]Arg{}, job...), v))
+			}
+		}
+		jobs = next
+	}
+	return jobs
+}
+
+// parallelLine puts a job's values into the command: {} all of them, {N}
+// the Nth, or appended when the command names none. With no command, the
+// values are the command. dyn is true when a value is computed at run
+// time.
+func parallelLine(code string, job []Arg, replace string) (string, bool) {
+	dyn := false
+	words := make([]string, len(job))
+	for i, v := range job {
+		words[i] = v.Value
+		if v.Static {
+			words[i] = shellQuote(v.Value)
+		} else {
+			dyn = true
+		}
+	}
+	if code == "" {
+		var vals []string
+		for _, v := range job {
+			vals = append(vals, v.Value)
+		}
+		return strings.Join(vals, " "), dyn
+	}
+	line, named := code, false
+	for i, w := range words {
+		for _, r := range []string{"{" + strconv.Itoa(i+1) + "}", "{" + strconv.Itoa(i+1) + ".}", "{" + strconv.Itoa(i+1) + "/}"} {
+			if strings.Contains(line, r) {
+				line, named = strings.ReplaceAll(line, r, w), true
+			}
+		}
+	}
+	all := strings.Join(words, " ")
+	for _, r := range []string{replace, "{.}", "{/}", "{//}", "{/.}"} {
+		if r != "" && strings.Contains(line, r) {
+			line, named = strings.ReplaceAll(line, r, all), true
+		}
+	}
+	if !named && all != "" {
+		line += " " + all
+	}
+	return line, dyn
+}
+
+// quoteWords renders words for a shell line, each quoted but the
+// program's name (a command given in one word stays a command).
+func quoteWords(args []Arg) string {
+	var b strings.Builder
+	for i, a := range args {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if a.Static && i > 0 {
+			b.WriteString(shellQuote(a.Value))
+		} else {
+			b.WriteString(a.Value)
+		}
+	}
+	return b.String()
 }
 
 func isParallelSep(a Arg) bool {

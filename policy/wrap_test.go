@@ -181,6 +181,11 @@ func TestWrapperOptionsXargs(t *testing.T) {
 		{"a script named by the input", "find . -name '*.sh' | xargs bash", Ask, Caution, 6},
 		{"python code from the input", "cat x | xargs python3 -c", Ask, Caution, 6},
 		{"-I into a code string", "cat hosts | xargs -I{} sh -c 'ping {}'", Ask, Caution, 6},
+		{"-I into a code string, known", "echo / | xargs -I{} bash -c 'rm -rf {}'", Deny, Forbidden, 10},
+		{"--replace -t into code", "echo / | xargs --replace -t bash -c 'rm -rf {}'", Deny, Forbidden, 10},
+		{"-I{} as the code", "echo 'rm -rf /' | xargs -I{} bash -c {}", Deny, Forbidden, 10},
+		{"-I, harmless code", "echo a.txt | xargs -I{} sh -c 'wc -l {}'", Allow, ReadOnly, 0},
+		{"-i without {}: nothing put in", "echo / | xargs -i rm -rf", Allow, ReadOnly, 0},
 		{"input as arguments of code", `cat list | xargs sh -c 'rm -rf "$@"' _`, Ask, Caution, 5},
 		{"echo / | xargs rm -rf", "echo / | xargs rm -rf", Deny, Forbidden, 10},
 		{"-a FILE: not what was echoed", "echo / | xargs -a list rm -rf", Ask, Caution, 5},
@@ -232,6 +237,12 @@ func TestWrapperOptionsFindParallel(t *testing.T) {
 		{"parallel echo", "parallel echo ::: a b", Allow, ReadOnly, 0},
 		{"parallel gzip", "parallel gzip ::: a.log b.log", Allow, anyCat, anyRisk},
 		{"parallel unknown option", "parallel --bogus echo ::: a", Ask, Caution, 5},
+		{"parallel bash -c, joined or quoted", "parallel bash -c 'rm -rf {}' ::: /", Deny, Forbidden, 10},
+		{"parallel bash -c from echo", "echo / | parallel bash -c 'rm -rf {}'", Deny, Forbidden, 10},
+		{"parallel {2} of two sources", "parallel sh -c 'git clean -f {2}' ::: x ::: -ffdx", Ask, Dangerous, 6},
+		{"parallel rm in the project", "parallel rm -rf {} ::: build dist", Allow, SafeWrite, 2},
+		{"parallel bash -c in the project", "parallel bash -c 'rm -rf {}' ::: build", Allow, SafeWrite, 2},
+		{"parallel one-word command", "parallel 'gzip -9' ::: a.log", Allow, anyCat, anyRisk},
 	})
 }
 
