@@ -92,6 +92,10 @@ func judgeShell(j *judge, c *Command) {
 	name := c.Name
 	args := c.Rest()
 	if name == "busybox" {
+		if len(args) > 0 && (args[0].Value == "--list" || args[0].Value == "--list-full" || args[0].Value == "--help") {
+			j.add(ReadOnly, 0, "busybox %s lists its applets", args[0].Value)
+			return
+		}
 		if len(args) == 0 || args[0].Value != "sh" && args[0].Value != "ash" {
 			j.add(Caution, 3, "busybox runs one of its applets")
 			if len(args) > 0 {

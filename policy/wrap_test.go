@@ -91,6 +91,8 @@ func TestWrapperOptionsCoreutils(t *testing.T) {
 		{"exec -cl -a NAME", "exec -cl -a foo rm -rf /", Deny, Forbidden, 10},
 		{"busybox APPLET", "busybox rm -rf /", Deny, Forbidden, 10},
 		{"busybox sh -c", "busybox sh -c 'rm -rf /'", Deny, Forbidden, 10},
+		{"busybox --list", "busybox --list", Allow, ReadOnly, 0},
+		{"busybox env -C", "busybox env -C / rm -rf build", Ask, anyCat, anyRisk},
 		{"watch -n N", "watch -n 5 rm -rf /", Deny, Forbidden, 10},
 		{"watch --interval N", "watch --interval 5 rm -rf /", Deny, Forbidden, 10},
 		{"watch -d -t -g -c -e", "watch -d -t -g -c -e rm -rf /", Deny, Forbidden, 10},
