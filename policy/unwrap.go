@@ -258,13 +258,26 @@ func (o opts) longOpt(name string) (string, byte) {
 	return name, 0
 }
 
-// unreadable records an option forgebox cannot read: the command is judged
-// as if the option took no argument, and the line asks whatever that
-// reading finds.
-func (j *judge) unreadable(wrapper, opt string) {
-	if opt != "" {
-		j.add(Caution, 5, "forgebox cannot read %s %s: the program it runs may be another word", wrapper, opt)
+// unreadable records an option forgebox cannot read. The command is
+// judged as if the option took no argument, and the line asks whatever
+// that reading finds; alt is the command in the other reading (the option
+// took the next word), judged too, so that the worse of the two counts.
+func (j *judge) unreadable(wrapper, opt string, alt []Arg) {
+	if opt == "" {
+		return
 	}
+	j.add(Caution, 5, "forgebox cannot read %s %s: the program it runs may be another word", wrapper, opt)
+	if len(alt) > 0 && alt[0].Static {
+		j.argv(alt, wrapper+" "+opt)
+	}
+}
+
+// after returns args[n:], or nil when there are fewer.
+func after(args []Arg, n int) []Arg {
+	if len(args) <= n {
+		return nil
+	}
+	return args[n:]
 }
 
 // valArg is an option's value taken from the word w.
@@ -282,7 +295,7 @@ func simple(name string, o opts) wrapperFunc {
 	return func(j *judge, args []Arg) ([]Arg, bool) {
 		help := false
 		rest, bad := o.skip(args, func(opt string, _ Arg) { help = help || gnuHelp(opt) })
-		j.unreadable(name, bad)
+		j.unreadable(name, bad, after(rest, 1))
 		if help {
 			j.add(ReadOnly, 0, "%s prints its usage or version", name)
 			return nil, true
@@ -298,7 +311,7 @@ func peelCommand(j *judge, args []Arg) ([]Arg, bool) {
 			lookup = true
 		}
 	})
-	j.unreadable("command", bad)
+	j.unreadable("command", bad, after(rest, 1))
 	if lookup || len(rest) == 0 {
 		j.add(ReadOnly, 0, "command -v looks a name up without running it")
 		return nil, true
@@ -316,7 +329,7 @@ func peelTime(j *judge, args []Arg) ([]Arg, bool) {
 			help = true
 		}
 	})
-	j.unreadable("time", bad)
+	j.unreadable("time", bad, after(rest, 1))
 	if help {
 		j.add(ReadOnly, 0, "time prints its usage or version")
 		return nil, true
@@ -332,7 +345,7 @@ func peelNice(j *judge, args []Arg) ([]Arg, bool) {
 	}
 	help := false
 	rest, bad := niceOpts.skip(args, func(opt string, _ Arg) { help = help || gnuHelp(opt) })
-	j.unreadable("nice", bad)
+	j.unreadable("nice", bad, after(rest, 1))
 	switch {
 	case help:
 		j.add(ReadOnly, 0, "nice prints its usage or version")
@@ -347,7 +360,7 @@ func peelNice(j *judge, args []Arg) ([]Arg, bool) {
 func peelTimeout(j *judge, args []Arg) ([]Arg, bool) {
 	help := false
 	rest, bad := timeoutOpts.skip(args, func(opt string, _ Arg) { help = help || gnuHelp(opt) })
-	j.unreadable("timeout", bad)
+	j.unreadable("timeout", bad, after(rest, 2))
 	switch {
 	case help:
 		j.add(ReadOnly, 0, "timeout prints its usage or version")
@@ -358,7 +371,7 @@ func peelTimeout(j *judge, args []Arg) ([]Arg, bool) {
 	case !isDuration(rest[0]):
 		// timeout takes the first operand for the duration whatever it
 		// holds; when it is not one, forgebox misread the options.
-		j.unreadable("timeout", rest[0].Value)
+		j.unreadable("timeout", rest[0].Value, nil)
 	}
 	return rest[1:], false
 }
@@ -380,7 +393,7 @@ func peelIonice(j *judge, args []Arg) ([]Arg, bool) {
 		skip(args, func(opt string, _ Arg) {
 			pid = pid || opt == "-p" || opt == "-P" || opt == "-u" || opt == "--pid" || opt == "--pgid" || opt == "--uid"
 		})
-	j.unreadable("ionice", bad)
+	j.unreadable("ionice", bad, nil)
 	if pid || len(rest) == 0 {
 		j.add(Caution, 3, "ionice changes the I/O priority of running processes")
 		return nil, true
@@ -393,7 +406,7 @@ func peelTaskset(j *judge, args []Arg) ([]Arg, bool) {
 	rest, bad := opts{flag: "acpfV", long: " all-tasks cpu-list pid help version "}.skip(args, func(opt string, _ Arg) {
 		pid = pid || opt == "-p" || opt == "--pid"
 	})
-	j.unreadable("taskset", bad)
+	j.unreadable("taskset", bad, nil)
 	if pid || len(rest) < 2 {
 		j.add(Caution, 3, "taskset changes the CPU affinity of a running process")
 		return nil, true
@@ -407,7 +420,7 @@ func peelChrt(j *judge, args []Arg) ([]Arg, bool) {
 		"reset-on-fork sched-runtime= sched-period= sched-deadline= max verbose help version "}.skip(args, func(opt string, _ Arg) {
 		pid = pid || opt == "-p" || opt == "--pid"
 	})
-	j.unreadable("chrt", bad)
+	j.unreadable("chrt", bad, nil)
 	if pid || len(rest) < 2 {
 		j.add(Caution, 3, "chrt changes the scheduling of a running process")
 		return nil, true

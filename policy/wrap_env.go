@@ -31,7 +31,7 @@ func peelEnv(j *judge, args []Arg) ([]Arg, bool) {
 				help = true
 			}
 		})
-		j.unreadable("env", bad)
+		j.unreadable("env", bad, after(rest, 1))
 		if help && len(rest) == 0 {
 			j.add(ReadOnly, 0, "env prints its usage, version or signal handling")
 			return nil, true

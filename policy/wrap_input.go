@@ -105,7 +105,16 @@ func peelXargs(j *judge, args []Arg) ([]Arg, bool) {
 			help = true
 		}
 	})
-	j.unreadable("xargs", bad)
+	j.unreadable("xargs", bad, nil)
+	if bad != "" && len(rest) > 1 && rest[1].Static {
+		// The other reading: the option took the next word. xargs reads
+		// the same input then.
+		alt := &Command{Args: append([]Arg{args[0]}, rest[1:]...), Name: "xargs", Depth: j.cmd.Depth + 1,
+			Source: "xargs " + joinArgs(rest[1:]), Stdin: j.cmd.Stdin}
+		restore := j.enter()
+		j.st.command(alt, "xargs "+bad)
+		restore()
+	}
 	switch {
 	case help:
 		j.add(ReadOnly, 0, "xargs prints its usage or version")
@@ -263,7 +272,7 @@ func peelParallel(j *judge, args []Arg) ([]Arg, bool) {
 			help = true
 		}
 	})
-	j.unreadable("parallel", bad)
+	j.unreadable("parallel", bad, nil)
 	if help {
 		j.add(ReadOnly, 0, "parallel prints its usage or version")
 		return nil, true
@@ -424,7 +433,7 @@ func peelWatch(j *judge, args []Arg) ([]Arg, bool) {
 		exec = exec || opt == "-x" || opt == "--exec"
 		help = help || gnuHelp(opt) || opt == "-h" || opt == "-v"
 	})
-	j.unreadable("watch", bad)
+	j.unreadable("watch", bad, after(rest, 1))
 	if help {
 		j.add(ReadOnly, 0, "watch prints its usage or version")
 		return nil, true

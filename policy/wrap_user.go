@@ -24,7 +24,7 @@ func privileged(name string, o opts) wrapperFunc {
 				help = true
 			}
 		})
-		j.unreadable(name, bad)
+		j.unreadable(name, bad, after(rest, 1))
 		if help {
 			j.add(ReadOnly, 0, "%s prints its usage or version", name)
 			return nil, true
@@ -49,7 +49,7 @@ func peelDoas(j *judge, args []Arg) ([]Arg, bool) {
 			check = true
 		}
 	})
-	j.unreadable("doas", bad)
+	j.unreadable("doas", bad, after(rest, 1))
 	switch {
 	case clear:
 		j.add(Caution, 3, "doas -L forgets the user's authentication")
@@ -96,7 +96,7 @@ func peelSudo(j *judge, args []Arg) ([]Arg, bool) {
 			j.ctx = j.ctx.chdirTo(val)
 		}
 	})
-	j.unreadable("sudo", bad)
+	j.unreadable("sudo", bad, after(rest, 1))
 	switch {
 	case help:
 		j.add(ReadOnly, 0, "sudo prints its usage")
@@ -204,7 +204,7 @@ func userArgs(j *judge, name string, args []Arg) (userRun, bool) {
 			i = len(args)
 		case a.Static && strings.HasPrefix(a.Value, "-"):
 			rest, bad := runuserOpts.skip(append([]Arg{args[0]}, args[i:]...), seen)
-			j.unreadable(name, bad)
+			j.unreadable(name, bad, nil)
 			i = len(args) - len(rest)
 		case u.direct:
 			u.rest = args[i:]
@@ -241,7 +241,7 @@ func (u userRun) runShell(j *judge, name string) {
 func peelChroot(j *judge, args []Arg) ([]Arg, bool) {
 	help := false
 	rest, bad := chrootOpts.skip(args, func(opt string, _ Arg) { help = help || gnuHelp(opt) })
-	j.unreadable("chroot", bad)
+	j.unreadable("chroot", bad, after(rest, 2))
 	if help {
 		j.add(ReadOnly, 0, "chroot prints its usage or version")
 		return nil, true
