@@ -18,7 +18,9 @@ var (
 		"memfree= load= nice= tag-string= tagstring= workdir= wd= basefile= bf= return= transfer-file= tf= env= " +
 		"pipe pipepart keep-order tag dry-run verbose line-buffer group ungroup null quote no-run-if-empty progress " +
 		"bar eta will-cite xapply link shuf files cleanup transfer onall nonall header= recstart= recend= regexp " +
-		"round-robin compress help version "}
+		"round-robin compress lb plus no-notice silent resume resume-failed retry-failed tty fg bg semaphore id= " +
+		"group-by= trim= csv tee fifo cat total-jobs= ssh= sshdelay= shebang shebang-wrap rpl= show-limits " +
+		"number-of-cpus number-of-cores number-of-threads number-of-sockets help version "}
 	watchOpts = opts{arg: "nq", opt: "d", flag: "bcCeghptwrxv", long: " interval= beep color no-color differences? errexit " +
 		"chgexit equexit= precise no-title no-wrap no-linewrap exec shotsdir= help version "}
 )
@@ -268,13 +270,14 @@ func peelParallel(j *judge, args []Arg) ([]Arg, bool) {
 			j.add(Caution, 5, "parallel %s runs the commands on other machines", opt)
 		case "--pipe", "--pipepart":
 			pipe = true
-		case "--help", "--version":
+		case "--help", "--version", "--dry-run", "--number-of-cpus", "--number-of-cores", "--number-of-threads",
+			"--number-of-sockets", "--show-limits":
 			help = true
 		}
 	})
 	j.unreadable("parallel", bad, nil)
 	if help {
-		j.add(ReadOnly, 0, "parallel prints its usage or version")
+		j.add(ReadOnly, 0, "parallel prints its usage, version or what it would run")
 		return nil, true
 	}
 	var cmd []Arg

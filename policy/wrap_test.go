@@ -243,6 +243,8 @@ func TestWrapperOptionsFindParallel(t *testing.T) {
 		{"parallel echo", "parallel echo ::: a b", Allow, ReadOnly, 0},
 		{"parallel gzip", "parallel gzip ::: a.log b.log", Allow, anyCat, anyRisk},
 		{"parallel unknown option", "parallel --bogus echo ::: a", Ask, Caution, 5},
+		{"parallel --dry-run", "parallel --dry-run rm -rf ::: /", Allow, ReadOnly, 0},
+		{"parallel everyday options", "parallel --will-cite --bar --lb -k -j+0 --halt now,fail=1 gzip ::: a.log", Allow, anyCat, anyRisk},
 		{"parallel bash -c, joined or quoted", "parallel bash -c 'rm -rf {}' ::: /", Deny, Forbidden, 10},
 		{"parallel bash -c from echo", "echo / | parallel bash -c 'rm -rf {}'", Deny, Forbidden, 10},
 		{"parallel {2} of two sources", "parallel sh -c 'git clean -f {2}' ::: x ::: -ffdx", Ask, Dangerous, 6},
