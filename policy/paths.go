@@ -241,16 +241,23 @@ func devicePlace(a string) Place {
 	return PlaceSystem
 }
 
-// chdir returns the context after cd ARGS.
+// chdir returns the context after cd ARGS or pushd ARGS.
 func (ctx *Context) chdir(c *Command) *Context {
+	next := *ctx
 	for i, a := range c.Rest() {
+		if c.Name == "pushd" && a.Value == "-n" {
+			return ctx // pushd -n only adds to the stack
+		}
 		if a.Static && (a.Value == "-L" || a.Value == "-P" || a.Value == "-e" || a.Value == "-@" || a.Value == "--") {
 			continue
 		}
+		if c.Name == "pushd" && len(a.Value) > 1 && (a.Value[0] == '+' || a.Value[0] == '-') && isNumber(a.Value[1:]) {
+			next.lost = true // pushd +N turns the stack: forgebox does not follow it
+			return &next
+		}
 		return ctx.chdirTo(c.Rest()[i])
 	}
-	next := *ctx
-	if ctx.Home != "" {
+	if ctx.Home != "" && c.Name == "cd" {
 		next.Cwd, next.lost = ctx.Home, false
 	} else {
 		next.lost = true

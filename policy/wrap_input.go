@@ -72,9 +72,14 @@ func inputUnits(text, delim string, lines bool) []string {
 		units = strings.Fields(strings.NewReplacer(`'`, "", `"`, "").Replace(text))
 	}
 	out := units[:0]
-	for _, u := range units {
-		if delim == "" {
+	for i, u := range units {
+		switch {
+		case delim == "":
 			u = strings.TrimSpace(u)
+		case i == len(units)-1:
+			// echo's newline ends the last unit of echo / | xargs -0: the
+			// worse reading drops it.
+			u = strings.TrimSuffix(u, "\n")
 		}
 		if u != "" {
 			out = append(out, u)

@@ -194,6 +194,7 @@ func TestWrapperOptionsXargs(t *testing.T) {
 		{"-i without {}: nothing put in", "echo / | xargs -i rm -rf", Allow, ReadOnly, 0},
 		{"input as arguments of code", `cat list | xargs sh -c 'rm -rf "$@"' _`, Ask, Caution, 5},
 		{"echo / | xargs rm -rf", "echo / | xargs rm -rf", Deny, Forbidden, 10},
+		{"-0 with echo's newline", "echo / | xargs -0 rm -rf", Deny, Forbidden, 10},
 		{"-a FILE: not what was echoed", "echo / | xargs -a list rm -rf", Ask, Caution, 5},
 		{"-a FILE: not what was echoed (harmless echo)", "echo foo | xargs -a list rm -rf", Ask, Caution, 5},
 		{"--arg-file=", "echo foo | xargs --arg-file=list rm -rf", Ask, Caution, 5},
