@@ -135,36 +135,12 @@ func peelXargs(j *judge, args []Arg) ([]Arg, bool) {
 	if !fromFile {
 		text, known = knownInput(j.cmd)
 	}
-	name := programName(rest[0])
-	if codeFromInput(rest, replace) {
-		// The input becomes code: a shell's -c string, an interpreter's
-		// program, a script's name. The worse reading judges all of it
-		// as one shell line.
-		if known && replace == "" && (shells[name] || name == "eval") {
-			j.add(ReadOnly, 0, "xargs hands what it reads to %s as code", name)
-			j.shell(text, true, "xargs "+name)
-			return nil, true
-		}
-		if !known || replace == "" {
-			j.add(Caution, j.st.e.pol.Thresholds.SessionApprove+1, "%s runs code xargs reads from %s, which forgebox cannot see", name, inputName(j.cmd, fromFile))
-			return nil, true
-		}
-		// -I with known lines: each one put into the code, judged below.
+	if codeFromInput(rest, replace) && (!known || replace == "") {
+		xargsCode(j, programName(rest[0]), text, known, fromFile)
+		return nil, true
 	}
 	if !known {
-		input := Arg{Value: "<input of xargs>", IfEmpty: ""}
-		out := make([]Arg, 0, len(rest)+1)
-		for _, a := range rest {
-			if replace != "" && strings.Contains(a.Value, replace) {
-				out = append(out, Arg{Value: a.Value, IfEmpty: strings.ReplaceAll(a.Value, replace, "")})
-				continue
-			}
-			out = append(out, a)
-		}
-		if replace == "" {
-			out = append(out, input)
-		}
-		return out, false
+		return xargsUnknown(rest, replace), false
 	}
 	units := inputUnits(text, delim, replace != "")
 	if replace == "" {
@@ -174,7 +150,8 @@ func peelXargs(j *judge, args []Arg) ([]Arg, bool) {
 		}
 		return out, false
 	}
-	// -I runs the command once per line, the line put where -I says.
+	// -I runs the command once per line, the line put where -I says (in
+	// code too: echo / | xargs -I{} sh -c 'rm -rf {}').
 	if len(units) == 0 {
 		j.add(ReadOnly, 0, "xargs -I reads no input and runs nothing")
 		return nil, true
@@ -183,6 +160,36 @@ func peelXargs(j *judge, args []Arg) ([]Arg, bool) {
 		j.argv(replaceIn(rest, replace, u), "xargs")
 	}
 	return replaceIn(rest, replace, units[0]), false
+}
+
+// xargsCode judges input that xargs makes code (a shell's -c string, an
+// interpreter's program, a script's name): known input is judged as one
+// shell line, the worse reading; unknown input asks every time.
+func xargsCode(j *judge, name, text string, known, fromFile bool) {
+	if known && (shells[name] || name == "eval") {
+		j.add(ReadOnly, 0, "xargs hands what it reads to %s as code", name)
+		j.shell(text, true, "xargs "+name)
+		return
+	}
+	j.add(Caution, j.st.e.pol.Thresholds.SessionApprove+1, "%s runs code xargs reads from %s, which forgebox cannot see",
+		name, inputName(j.cmd, fromFile))
+}
+
+// xargsUnknown is the command xargs runs with input forgebox cannot see:
+// a dynamic word appended, or put where -I says.
+func xargsUnknown(rest []Arg, replace string) []Arg {
+	out := make([]Arg, 0, len(rest)+1)
+	for _, a := range rest {
+		if replace != "" && strings.Contains(a.Value, replace) {
+			out = append(out, Arg{Value: a.Value, IfEmpty: strings.ReplaceAll(a.Value, replace, "")})
+			continue
+		}
+		out = append(out, a)
+	}
+	if replace == "" {
+		out = append(out, Arg{Value: "<input of xargs>", IfEmpty: ""})
+	}
+	return out
 }
 
 func replaceIn(args []Arg, old, val string) []Arg {
@@ -285,35 +292,7 @@ func peelParallel(j *judge, args []Arg) ([]Arg, bool) {
 		j.add(ReadOnly, 0, "parallel prints its usage, version or what it would run")
 		return nil, true
 	}
-	var cmd []Arg
-	k := 0
-	for k < len(rest) && !isParallelSep(rest[k]) {
-		cmd = append(cmd, rest[k])
-		k++
-	}
-	// The input sources: each ::: group's values, a :::: group's file
-	// (unknown), or stdin.
-	var groups [][]Arg
-	knownArgs := true
-	for ; k < len(rest); k++ {
-		if isParallelSep(rest[k]) {
-			groups = append(groups, nil)
-			if strings.HasPrefix(rest[k].Value, "::::") {
-				knownArgs = false // the arguments are the lines of a file
-			}
-			continue
-		}
-		groups[len(groups)-1] = append(groups[len(groups)-1], rest[k])
-	}
-	if len(groups) == 0 && !pipe {
-		text, known := knownInput(j.cmd)
-		knownArgs = known
-		var in []Arg
-		for _, u := range inputUnits(text, "", true) {
-			in = append(in, staticArg(u))
-		}
-		groups = append(groups, in)
-	}
+	cmd, groups, knownArgs := parallelSources(j.cmd, rest, pipe)
 	j.add(ReadOnly, 0, "parallel runs each job with a shell")
 	static := allStatic(cmd)
 	switch {
@@ -341,6 +320,38 @@ func peelParallel(j *judge, args []Arg) ([]Arg, bool) {
 		}
 	}
 	return nil, true
+}
+
+// parallelSources splits parallel's operands into the command and its
+// input sources: each ::: group's values, a :::: group's file (unknown:
+// knownArgs is false), or stdin when no group is given.
+func parallelSources(c *Command, rest []Arg, pipe bool) (cmd []Arg, groups [][]Arg, knownArgs bool) {
+	k := 0
+	for k < len(rest) && !isParallelSep(rest[k]) {
+		cmd = append(cmd, rest[k])
+		k++
+	}
+	knownArgs = true
+	for ; k < len(rest); k++ {
+		if isParallelSep(rest[k]) {
+			groups = append(groups, nil)
+			if strings.HasPrefix(rest[k].Value, "::::") {
+				knownArgs = false
+			}
+			continue
+		}
+		groups[len(groups)-1] = append(groups[len(groups)-1], rest[k])
+	}
+	if len(groups) == 0 && !pipe {
+		text, known := knownInput(c)
+		knownArgs = known
+		var in []Arg
+		for _, u := range inputUnits(text, "", true) {
+			in = append(in, staticArg(u))
+		}
+		groups = append(groups, in)
+	}
+	return cmd, groups, knownArgs
 }
 
 // parallelJobs combines the input sources as parallel does (every value
