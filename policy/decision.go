@@ -225,6 +225,12 @@ type Decision struct {
 	Commands    []Judgement `json:"commands"`
 }
 
+// Empty reports whether the line holds no command at all (nothing, blanks,
+// comments): a usage error for the caller, not a question for a person.
+func (d *Decision) Empty() bool {
+	return d.Rule != nil && d.Rule.Kind == "empty" && d.Rule.Source == "builtin"
+}
+
 // ApprovalRules are the allow rules an approval of the decision with a
 // session or always scope records: the exact command for an ask of the
 // thresholds or an ask rule, the pattern for a session-scoped allow rule.

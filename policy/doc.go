@@ -18,6 +18,9 @@
 //     allows one simple command never allows another one beside it.
 //   - Built-in forbidden commands (rm -rf /, mkfs, a fork bomb, ...) are
 //     denied whatever the rules say.
+//   - A wrapper's options are read as its manual lists them, so an
+//     option's value is never taken for the program; an option no manual
+//     lists is read both ways and the line asks at least once.
 //   - A configuration from inside the workspace can only tighten the
 //     user's: its allow rules are ignored and its thresholds only lowered.
 //   - Judging is linear in the input: no line takes more than a few

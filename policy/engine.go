@@ -179,11 +179,32 @@ func (st *state) line(src string, depth int, how string) {
 	outer := st.ctx
 	defer func() { st.ctx = outer }()
 	for _, c := range cmds {
-		st.command(c, how)
-		if c.Name == "cd" || c.Name == "pushd" {
-			st.ctx = st.ctx.chdir(c)
+		inner := st.command(c, how)
+		if inner != nil && changesDir(c, inner) {
+			st.ctx = st.ctx.chdir(inner)
+		}
+		if inner != nil && inner.Name == "popd" && onlyBuiltins(c) {
+			next := *st.ctx
+			next.lost = true
+			st.ctx = &next
 		}
 	}
+}
+
+// changesDir reports whether a command moves the shell: cd and pushd, also
+// as builtin cd and command cd. sudo cd or env cd run a program in a
+// child, which moves nothing.
+func changesDir(c, inner *Command) bool {
+	return (inner.Name == "cd" || inner.Name == "pushd") && onlyBuiltins(c)
+}
+
+func onlyBuiltins(c *Command) bool {
+	for _, w := range c.Wrappers {
+		if w != "builtin" && w != "command" {
+			return false
+		}
+	}
+	return true
 }
 
 // prescan refuses, before parsing, code whose parse would take long: deep
@@ -231,20 +252,24 @@ func (st *state) unjudgeable(src string, depth int, reason string) {
 }
 
 // command judges one simple command and, through the knowledge, what it
-// runs in turn.
-func (st *state) command(c *Command, how string) {
+// runs in turn. It returns the command found behind the wrappers, if any.
+func (st *state) command(c *Command, how string) *Command {
 	st.count++
 	if st.count > MaxCommands {
 		if !st.capped {
 			st.capped = true
 			st.unjudgeable(c.Source, c.Depth, fmt.Sprintf("the line runs more than %d commands", MaxCommands))
 		}
-		return
+		return nil
 	}
 	at := len(st.out)
 	st.out = append(st.out, Judgement{})
 	j := &judge{st: st, ctx: st.ctx, cmd: c}
 	inner := unwrap(j, c)
+	// A wrapper may have moved the command (env -C, sudo -D); the shell
+	// opens the redirections where it stands.
+	moved := j.ctx
+	j.ctx = st.ctx
 	for _, r := range c.Redirs {
 		// The shell opens redirections before any wrapper runs: only a rule
 		// that names them (one matching the full text) covers them.
@@ -253,6 +278,7 @@ func (st *state) command(c *Command, how string) {
 			j.write(r.Target, "the redirection "+r.Op)
 		}
 	}
+	j.ctx = moved
 	j.layer = len(c.Wrappers)
 	j.assigns(c)
 	switch {
@@ -280,6 +306,7 @@ func (st *state) command(c *Command, how string) {
 		}
 	}
 	st.out[at] = st.rule(j, inner)
+	return inner
 }
 
 // unknown judges a program the knowledge does not cover.

@@ -54,7 +54,16 @@ func (j *judge) shell(code string, static bool, how string) {
 	if !static {
 		j.add(Caution, 5, "%s runs shell code computed at run time", how)
 	}
+	defer j.enter()()
 	j.st.line(code, j.cmd.Depth+1, how)
+}
+
+// enter makes the judge's directory (moved by env -C, sudo -D, git -C)
+// the one nested commands start in; the returned func restores it.
+func (j *judge) enter() func() {
+	saved := j.st.ctx
+	j.st.ctx = j.ctx
+	return func() { j.st.ctx = saved }
 }
 
 // argv judges another simple command this one runs (find -exec, xargs,
@@ -64,6 +73,7 @@ func (j *judge) argv(args []Arg, how string) {
 		return
 	}
 	c := &Command{Args: args, Name: programName(args[0]), Depth: j.cmd.Depth + 1, Source: joinArgs(args)}
+	defer j.enter()()
 	j.st.command(c, how)
 }
 

@@ -1,6 +1,9 @@
 package policy
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestKnownRm(t *testing.T) {
 	checkKnown(t, []kcase{
@@ -198,4 +201,23 @@ func TestKnownSed(t *testing.T) {
 		{"the w command writes a file", "sed 'w /etc/cron.d/x' x", Ask, Dangerous, 7},
 		{"s///w writes a file", "sed 's/a/b/w ~/.bashrc' x", Ask, anyCat, anyRisk},
 	})
+}
+
+// rm in $TMPDIR or /tmp says in its reason that the sandbox's temporary
+// directory is the run's own; the verdict does not change on that alone.
+func TestPrivateTmpReason(t *testing.T) {
+	e := New(nil)
+	for line, want := range map[string]Action{
+		`rm -rf "$TMPDIR/build"`: Ask,
+		"rm -rf /tmp/*":          Ask,
+		`rm -rf "${TMPDIR}"/x`:   Ask,
+	} {
+		d := e.DecideLine(knownCtx, line)
+		if d.Action != want || !strings.Contains(strings.Join(d.Commands[0].Reasons, "; "), "private temporary directory") {
+			t.Errorf("Decide(%q) = %v %q, want %v and a reason naming the private temporary directory", line, d.Action, d.Commands[0].Reasons, want)
+		}
+	}
+	if d := e.DecideLine(knownCtx, `rm -rf "$BUILD/x"`); strings.Contains(d.Commands[0].Reasons[0], "private") {
+		t.Errorf("Decide(rm -rf \"$BUILD/x\") mentions the private temporary directory: %q", d.Commands[0].Reasons)
+	}
 }

@@ -50,6 +50,10 @@ func judgeGit(j *judge, c *Command) {
 			if p := j.place(arg); p != PlaceWorkspace && p != PlaceWorkspaceRoot && p != PlaceGitDir && p != PlaceTemp && p != PlaceTempRoot {
 				elsewhere = arg.Value
 			}
+			if name == "-C" {
+				// git -C DIR works in DIR: the paths after it are read there.
+				j.ctx = j.ctx.chdirTo(arg)
+			}
 		case "-c":
 			key, value, _ := strings.Cut(arg.Value, "=")
 			if strings.HasPrefix(strings.ToLower(key), "alias.") {

@@ -20,7 +20,7 @@ func networkKnowledge(name string) func(*judge, *Command) {
 		return judgeGh
 	case "telnet", "ftp", "sftp", "lftp", "mosh", "mtr":
 		return judgeRemoteSession
-	case "ping", "ping6", "dig", "nslookup", "host", "traceroute", "tracepath", "whois", "ssh-keyscan", "drill", "arp":
+	case "ping", "ping6", "dig", "nslookup", "host", "traceroute", "tracepath", "whois", "ssh-keyscan", "drill", "arp", "delv", "kdig", "doggo":
 		return judgeQuery
 	case "http", "https", "xh", "httpie", "aria2c", "lwp-request", "nmap", "open", "xdg-open", "ssh-keygen", "ssh-add", "ssh-copy-id", "ssh-agent":
 		return judgeNetwork
@@ -261,10 +261,6 @@ func judgeRemoteSession(j *judge, c *Command) {
 	default:
 		j.add(Interactive, 2, "interactive: %s opens a session that waits for a person", c.Name)
 	}
-}
-
-func judgeQuery(j *judge, c *Command) {
-	j.add(ReadOnly, 1, "%s queries the network", c.Name)
 }
 
 func judgeNetwork(j *judge, c *Command) {

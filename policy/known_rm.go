@@ -31,11 +31,11 @@ func (j *judge) removal(a Arg, recursive, force bool, how string) finding {
 			}
 		case PlaceOutside, PlaceHome, PlaceSystem, PlaceStartup, PlaceGitHooks, PlaceDevice:
 			if strong {
-				return finding{Dangerous, 7, fmt.Sprintf("%s removes %s, a path computed at run time in %s", how, v, phrase(p))}
+				return finding{Dangerous, 7, fmt.Sprintf("%s removes %s, a path computed at run time in %s%s", how, v, phrase(p), privateTmp(v))}
 			}
-			return finding{Dangerous, 6, fmt.Sprintf("%s removes %s, a path computed at run time in %s", how, v, phrase(p))}
+			return finding{Dangerous, 6, fmt.Sprintf("%s removes %s, a path computed at run time in %s%s", how, v, phrase(p), privateTmp(v))}
 		}
-		return finding{Caution, 5, fmt.Sprintf("%s removes %s, a path computed at run time", how, v)}
+		return finding{Caution, 5, fmt.Sprintf("%s removes %s, a path computed at run time%s", how, v, privateTmp(v))}
 	}
 	p, all := j.where(a)
 	switch p {
@@ -83,7 +83,7 @@ func (j *judge) removal(a Arg, recursive, force bool, how string) finding {
 		return finding{SafeWrite, 2, fmt.Sprintf("%s removes %s in %s", how, v, phrase(p))}
 	case PlaceTempRoot:
 		if strong && all {
-			return finding{Caution, 5, fmt.Sprintf("%s empties %s, a temporary directory other programs use", how, v)}
+			return finding{Caution, 5, fmt.Sprintf("%s empties %s, a temporary directory other programs use%s", how, v, privateTmp(v))}
 		}
 		return finding{SafeWrite, 2, fmt.Sprintf("%s removes %s in the temporary directory", how, v)}
 	case PlaceGitHooks:
@@ -99,6 +99,20 @@ func (j *judge) removal(a Arg, recursive, force bool, how string) finding {
 
 // unquoteVar drops the quotes and braces of a word as written, so that
 // "${HOME}" reads $HOME.
+// privateTmp notes, in a reason, that a path lies in the temporary
+// directory forgebox's sandbox gives each run for itself ($TMPDIR, /tmp):
+// what it removes there, no other program sees. The verdict does not
+// count on it (the judge does not know the run is sandboxed).
+func privateTmp(v string) string {
+	u := unquoteVar(v)
+	for _, p := range []string{"$TMPDIR", "/tmp"} {
+		if rest, ok := strings.CutPrefix(u, p); ok && (rest == "" || rest[0] == '/') {
+			return " (inside forgebox's sandbox, " + p + " is the run's own private temporary directory)"
+		}
+	}
+	return ""
+}
+
 func unquoteVar(v string) string {
 	if !strings.ContainsAny(v, "\"'{}") {
 		return v

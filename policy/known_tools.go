@@ -7,6 +7,9 @@ import (
 // toolKnowledge covers the everyday programs: readers, builders and the
 // ones that wait for a person at the terminal.
 func toolKnowledge(name string) func(*judge, *Command) {
+	if k := remoteKnowledge(name); k != nil {
+		return k
+	}
 	switch name {
 	case "ls", "dir", "vdir", "cat", "head", "grep", "egrep", "fgrep", "rg", "ag", "ack", "wc", "cut", "tr",
 		"pwd", "which", "whereis", "file", "stat", "du", "df", "diff", "diff3", "sdiff", "cmp", "printenv",

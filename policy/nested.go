@@ -8,9 +8,10 @@ import (
 // nestedKnowledge covers the programs that run code given as text: shells,
 // eval and source, and interpreters with inline code.
 func nestedKnowledge(name string) func(*judge, *Command) {
-	switch name {
-	case "bash", "sh", "zsh", "dash", "ksh", "mksh", "ash", "fish", "busybox", "rbash", "yash", "tcsh", "csh":
+	if shells[name] || name == "busybox" {
 		return judgeShell
+	}
+	switch name {
 	case "eval":
 		return judgeEval
 	case "source", ".":
@@ -91,6 +92,10 @@ func judgeShell(j *judge, c *Command) {
 	name := c.Name
 	args := c.Rest()
 	if name == "busybox" {
+		if len(args) > 0 && (args[0].Value == "--list" || args[0].Value == "--list-full" || args[0].Value == "--help") {
+			j.add(ReadOnly, 0, "busybox %s lists its applets", args[0].Value)
+			return
+		}
 		if len(args) == 0 || args[0].Value != "sh" && args[0].Value != "ash" {
 			j.add(Caution, 3, "busybox runs one of its applets")
 			if len(args) > 0 {

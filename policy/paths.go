@@ -257,21 +257,37 @@ func devicePlace(a string) Place {
 	return PlaceSystem
 }
 
-// chdir returns the context after cd ARGS.
+// chdir returns the context after cd ARGS or pushd ARGS.
 func (ctx *Context) chdir(c *Command) *Context {
 	next := *ctx
-	var dir *Arg
 	for i, a := range c.Rest() {
+		if c.Name == "pushd" && a.Value == "-n" {
+			return ctx // pushd -n only adds to the stack
+		}
 		if a.Static && (a.Value == "-L" || a.Value == "-P" || a.Value == "-e" || a.Value == "-@" || a.Value == "--") {
 			continue
 		}
-		dir = &c.Rest()[i]
-		break
+		if c.Name == "pushd" && len(a.Value) > 1 && (a.Value[0] == '+' || a.Value[0] == '-') && isNumber(a.Value[1:]) {
+			next.lost = true // pushd +N turns the stack: forgebox does not follow it
+			return &next
+		}
+		return ctx.chdirTo(c.Rest()[i])
 	}
-	switch {
-	case dir == nil && ctx.Home != "":
+	if ctx.Home != "" && c.Name == "cd" {
 		next.Cwd, next.lost = ctx.Home, false
-	case dir == nil || !dir.Static || dir.Glob || dir.Value == "-" || strings.HasPrefix(dir.Value, "~") ||
+	} else {
+		next.lost = true
+	}
+	return &next
+}
+
+// chdirTo returns the context in dir: after cd DIR, env -C DIR, git -C
+// DIR. A directory the judge cannot tell (computed, a pattern, cd -, a
+// relative one after such) leaves relative paths pointing nowhere known.
+func (ctx *Context) chdirTo(dir Arg) *Context {
+	next := *ctx
+	switch {
+	case !dir.Static || dir.Glob || dir.Value == "" || dir.Value == "-" || strings.HasPrefix(dir.Value, "~") ||
 		!strings.HasPrefix(dir.Value, "/") && ctx.lost:
 		next.lost = true
 	default:

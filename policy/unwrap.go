@@ -73,14 +73,33 @@ func unwrap(j *judge, c *Command) *Command {
 // wrapper runs, or done when there is nothing more to unwrap.
 type wrapperFunc func(j *judge, args []Arg) (next []Arg, done bool)
 
+// The options of each wrapper, from its manual (GNU coreutils, util-linux,
+// sudo, OpenBSD doas, procps, GNU findutils and time).
+var (
+	envOpts = opts{arg: "uCSaPL", flag: "i0vU", long: " ignore-environment null unset= chdir= split-string= debug " +
+		"block-signal? default-signal? ignore-signal? list-signal-handling argv0= help version "}
+	timeoutOpts = opts{arg: "sk", flag: "v", long: " signal= kill-after= preserve-status foreground verbose help version "}
+	niceOpts    = opts{arg: "n", long: " adjustment= help version "}
+	stdbufOpts  = opts{arg: "ioe", long: " input= output= error= help version "}
+	setsidOpts  = opts{flag: "cfw", long: " ctty fork wait help version "}
+	nohupOpts   = opts{long: " help version "}
+	chrootOpts  = opts{long: " userspec= groups= skip-chdir help version "}
+	execOpts    = opts{arg: "a", flag: "cl"}
+	timeOpts    = opts{arg: "fo", flag: "apqvV", long: " format= output= append portability quiet verbose help version "}
+	pkexecOpts  = opts{long: " user= keep-cwd disable-internal-agent help version "}
+	doasOpts    = opts{arg: "aCu", flag: "Lns"}
+)
+
 func wrapper(name string) wrapperFunc {
 	switch name {
 	case "sudo":
 		return peelSudo
+	case "sudoedit":
+		return peelSudoedit
 	case "doas":
-		return privileged("doas", opts{arg: "uC", flag: "nsL"})
+		return peelDoas
 	case "pkexec":
-		return privileged("pkexec", opts{long: map[string]bool{"user": true}, flag: ""})
+		return privileged("pkexec", pkexecOpts)
 	case "runuser":
 		return peelRunuser
 	case "su":
@@ -91,10 +110,12 @@ func wrapper(name string) wrapperFunc {
 		return peelEnv
 	case "command":
 		return peelCommand
-	case "builtin", "nohup", "unbuffer":
-		return simple(opts{})
+	case "builtin", "unbuffer":
+		return simple(name, opts{})
+	case "nohup":
+		return simple(name, nohupOpts)
 	case "exec":
-		return simple(opts{arg: "a", flag: "cl"})
+		return simple(name, execOpts)
 	case "time":
 		return peelTime
 	case "nice":
@@ -102,9 +123,9 @@ func wrapper(name string) wrapperFunc {
 	case "timeout":
 		return peelTimeout
 	case "stdbuf":
-		return simple(opts{arg: "ioe", long: map[string]bool{"input": true, "output": true, "error": true}})
+		return simple(name, stdbufOpts)
 	case "setsid":
-		return simple(opts{flag: "cfw"})
+		return simple(name, setsidOpts)
 	case "ionice":
 		return peelIonice
 	case "taskset":
@@ -113,26 +134,35 @@ func wrapper(name string) wrapperFunc {
 		return peelChrt
 	case "xargs":
 		return peelXargs
+	case "parallel":
+		return peelParallel
 	case "watch":
 		return peelWatch
 	}
 	return nil
 }
 
-// opts describes a wrapper's options: short ones that take an argument,
-// short flags, and long options that take one.
+// opts describes a wrapper's options as its manual does: short options
+// that take an argument, short options whose argument is optional (glued
+// only: xargs -i{}, watch -d), short flags, and long options, each
+// written " name " (a flag), " name= " (takes an argument, glued or in
+// the next word) or " name? " (takes one only as --name=VALUE).
 type opts struct {
-	arg, flag string
-	long      map[string]bool
+	arg, opt, flag string
+	long           string
 }
 
 // skip returns the args after the options, calling seen for each option
-// with its value. "--" ends the options; so does the first non-option.
-func (o opts) skip(args []Arg, seen func(opt, val string)) []Arg {
+// with its value; long options are reported by their full name, as
+// getopt_long takes any unambiguous prefix (--chd=DIR is --chdir=DIR).
+// "--" ends the options; so does the first operand. bad is the first
+// option the manual does not list: forgebox cannot tell whether it takes
+// the next word, so the words after it may or may not be the program.
+func (o opts) skip(args []Arg, seen func(opt string, val Arg)) (rest []Arg, bad string) {
 	i := 1
 	for i < len(args) {
 		a := args[i].Value
-		if !args[i].Static || a == "-" || !strings.HasPrefix(a, "-") {
+		if !args[i].Static || a == "-" || len(a) < 2 || a[0] != '-' {
 			break
 		}
 		i++
@@ -141,230 +171,147 @@ func (o opts) skip(args []Arg, seen func(opt, val string)) []Arg {
 		}
 		if strings.HasPrefix(a, "--") {
 			name, val, hasVal := strings.Cut(a[2:], "=")
-			if !hasVal && o.long[name] && i < len(args) {
+			full, kind := o.longOpt(name)
+			switch {
+			case kind == 0:
+				if bad == "" {
+					bad = a
+				}
+			case kind == '=' && !hasVal && i < len(args):
 				val = args[i].Value
 				i++
+			case kind == ' ' && hasVal:
+				if bad == "" {
+					bad = a // --flag=VALUE: getopt refuses it
+				}
 			}
 			if seen != nil {
-				seen("--"+name, val)
+				seen("--"+full, valArg(args[i-1], val))
 			}
 			continue
 		}
 		for k := 1; k < len(a); k++ {
 			ch := a[k]
-			if strings.IndexByte(o.arg, ch) >= 0 {
+			switch {
+			case strings.IndexByte(o.arg, ch) >= 0:
 				val := a[k+1:]
 				if val == "" && i < len(args) {
 					val = args[i].Value
 					i++
 				}
 				if seen != nil {
-					seen("-"+string(ch), val)
+					seen("-"+string(ch), valArg(args[i-1], val))
 				}
-				break
-			}
-			if seen != nil {
-				seen("-"+string(ch), "")
+				k = len(a)
+			case strings.IndexByte(o.opt, ch) >= 0:
+				if seen != nil {
+					seen("-"+string(ch), valArg(args[i-1], a[k+1:]))
+				}
+				k = len(a)
+			case strings.IndexByte(o.flag, ch) >= 0:
+				if seen != nil {
+					seen("-"+string(ch), Arg{})
+				}
+			default:
+				if bad == "" {
+					bad = a
+				}
+				if seen != nil {
+					seen("-"+string(ch), Arg{})
+				}
 			}
 		}
 	}
-	return args[i:]
+	return args[i:], bad
 }
 
-func simple(o opts) wrapperFunc {
-	return func(j *judge, args []Arg) ([]Arg, bool) {
-		return o.skip(args, nil), false
+// longOpt finds a long option by its name or an unambiguous prefix of it:
+// its full name and kind (' ' a flag, '=' takes an argument, '?' an
+// optional one), or kind 0 when the manual does not list it.
+func (o opts) longOpt(name string) (string, byte) {
+	if name == "" {
+		return name, 0
+	}
+	found, kind, n := "", byte(0), 0
+	rest := o.long
+	for rest != "" {
+		var f string
+		f, rest, _ = strings.Cut(strings.TrimLeft(rest, " "), " ")
+		if f == "" {
+			continue
+		}
+		k := byte(' ')
+		if last := f[len(f)-1]; last == '=' || last == '?' {
+			f, k = f[:len(f)-1], last
+		}
+		if f == name {
+			return f, k
+		}
+		if strings.HasPrefix(f, name) {
+			found, kind = f, k
+			n++
+		}
+	}
+	if n == 1 {
+		return found, kind
+	}
+	return name, 0
+}
+
+// unreadable records an option forgebox cannot read. The command is
+// judged as if the option took no argument, and the line asks whatever
+// that reading finds; alt is the command in the other reading (the option
+// took the next word), judged too, so that the worse of the two counts.
+func (j *judge) unreadable(wrapper, opt string, alt []Arg) {
+	if opt == "" {
+		return
+	}
+	j.add(Caution, 5, "forgebox cannot read %s %s: the program it runs may be another word", wrapper, opt)
+	if len(alt) > 0 && alt[0].Static {
+		j.argv(alt, wrapper+" "+opt)
 	}
 }
 
-func privileged(name string, o opts) wrapperFunc {
+// after returns args[n:], or nil when there are fewer.
+func after(args []Arg, n int) []Arg {
+	if len(args) <= n {
+		return nil
+	}
+	return args[n:]
+}
+
+// valArg is an option's value taken from the word w.
+func valArg(w Arg, v string) Arg {
+	if w.Static {
+		return staticArg(v)
+	}
+	return Arg{Value: v, Runs: w.Runs}
+}
+
+// gnuHelp reports whether an option only prints a usage or a version.
+func gnuHelp(opt string) bool { return opt == "--help" || opt == "--version" }
+
+func simple(name string, o opts) wrapperFunc {
 	return func(j *judge, args []Arg) ([]Arg, bool) {
-		user := "root"
-		rest := o.skip(args, func(opt, val string) {
-			if opt == "-u" || opt == "--user" {
-				user = val
-			}
-		})
-		j.add(Dangerous, 7, "%s runs the command as %s", name, user)
-		if len(rest) == 0 {
-			j.add(Interactive, 7, "interactive: %s without a command starts a shell as %s", name, user)
+		help := false
+		rest, bad := o.skip(args, func(opt string, _ Arg) { help = help || gnuHelp(opt) })
+		j.unreadable(name, bad, after(rest, 1))
+		if help {
+			j.add(ReadOnly, 0, "%s prints its usage or version", name)
+			return nil, true
 		}
 		return rest, false
 	}
 }
 
-func peelSudo(j *judge, args []Arg) ([]Arg, bool) {
-	o := opts{arg: "ugCDhprtUTR", flag: "AbEeHiKklnPSsVv",
-		long: map[string]bool{"user": true, "group": true, "chdir": true, "close-from": true, "host": true,
-			"prompt": true, "role": true, "type": true, "other-user": true, "command-timeout": true, "chroot": true}}
-	user, shell, edit, list := "root", false, false, false
-	rest := o.skip(args, func(opt, val string) {
-		switch opt {
-		case "-u", "--user":
-			user = val
-		case "-i", "-s", "--login", "--shell":
-			shell = true
-		case "-e", "--edit":
-			edit = true
-		case "-l", "-v", "-k", "-K", "-V", "--list", "--validate", "--reset-timestamp", "--remove-timestamp", "--version":
-			list = true
-		}
-	})
-	switch {
-	case edit:
-		j.add(Dangerous, 7, "sudo -e edits files as %s", user)
-		j.add(Interactive, 7, "interactive: sudo -e opens an editor")
-		return nil, true
-	case len(rest) == 0 && list:
-		j.add(Caution, 3, "sudo lists or refreshes the user's privileges")
-		return nil, true
-	case len(rest) == 0 && shell:
-		j.add(Dangerous, 7, "sudo starts a shell as %s", user)
-		j.add(Interactive, 7, "interactive: sudo -i/-s without a command is an interactive shell")
-		return nil, true
-	}
-	j.add(Dangerous, 7, "sudo runs the command as %s", user)
-	if shell && len(rest) > 0 {
-		// sudo -s CMD runs CMD with the user's shell: $SHELL -c 'CMD'.
-		j.shell(joinArgs(rest), allStatic(rest), "sudo -s")
-		return nil, true
-	}
-	return rest, false
-}
-
-func peelRunuser(j *judge, args []Arg) ([]Arg, bool) {
-	o := opts{arg: "ugGlcsw", long: map[string]bool{"user": true, "group": true, "supp-group": true, "command": true,
-		"shell": true, "whitelist-environment": true}}
-	user, code := "another user", ""
-	hasCode := false
-	rest := o.skip(args, func(opt, val string) {
-		switch opt {
-		case "-u", "--user", "-l":
-			user = val
-		case "-c", "--command":
-			code, hasCode = val, true
-		}
-	})
-	j.add(Dangerous, 7, "runuser runs the command as %s", user)
-	if hasCode {
-		j.shell(code, true, "runuser -c")
-		return nil, true
-	}
-	return rest, false
-}
-
-func peelSu(j *judge, args []Arg) ([]Arg, bool) {
-	o := opts{arg: "cCsgGw", flag: "lmpfP", long: map[string]bool{"command": true, "session-command": true, "shell": true,
-		"group": true, "supp-group": true, "whitelist-environment": true}}
-	code, hasCode, static := "", false, true
-	i := 1
-	for i < len(args) {
-		a := args[i]
-		if a.Value == "-" || a.Value == "--login" {
-			i++
-			continue
-		}
-		rest := o.skip(args[i-1:], func(opt, val string) {
-			if opt == "-c" || opt == "-C" || opt == "--command" || opt == "--session-command" {
-				code, hasCode = val, true
-			}
-		})
-		consumed := len(args) - len(rest)
-		if consumed <= i {
-			i++ // a user name or a shell argument
-			continue
-		}
-		i = consumed
-	}
-	for _, a := range args {
-		if a.Value == code && !a.Static {
-			static = false
-		}
-	}
-	user := "root"
-	for _, a := range args[1:] {
-		if !strings.HasPrefix(a.Value, "-") && a.Value != code {
-			user = a.Value
-			break
-		}
-	}
-	j.add(Dangerous, 7, "su runs as %s", user)
-	if hasCode {
-		j.shell(code, static, "su -c")
-	} else {
-		j.add(Interactive, 7, "interactive: su without -c starts a shell and asks for a password")
-	}
-	return nil, true
-}
-
-func peelChroot(j *judge, args []Arg) ([]Arg, bool) {
-	o := opts{long: map[string]bool{"userspec": true, "groups": true}}
-	rest := o.skip(args, nil)
-	j.add(Dangerous, 7, "chroot needs root and changes the root directory")
-	if len(rest) <= 1 {
-		j.add(Interactive, 7, "interactive: chroot without a command starts a shell")
-		return nil, true
-	}
-	return rest[1:], false
-}
-
-func peelEnv(j *judge, args []Arg) ([]Arg, bool) {
-	i := 1
-	var split []Arg
-	for i < len(args) {
-		a := args[i]
-		v := a.Value
-		switch {
-		case !a.Static:
-			return args[i:], false
-		case v == "--":
-			i++
-		case v == "-" || v == "-i" || v == "--ignore-environment" || v == "-0" || v == "--null" || v == "-v" || v == "--debug" ||
-			strings.HasPrefix(v, "--block-signal") || strings.HasPrefix(v, "--default-signal") || strings.HasPrefix(v, "--ignore-signal") ||
-			v == "--list-signal-handling" || v == "-iv":
-			i++
-			continue
-		case v == "-u" || v == "-C" || v == "--unset" || v == "--chdir":
-			i += 2
-			continue
-		case strings.HasPrefix(v, "--unset=") || strings.HasPrefix(v, "--chdir=") || strings.HasPrefix(v, "-u") || strings.HasPrefix(v, "-C"):
-			i++
-			continue
-		case v == "-S" || v == "--split-string" || strings.HasPrefix(v, "-S") || strings.HasPrefix(v, "--split-string="):
-			s := strings.TrimPrefix(strings.TrimPrefix(v, "--split-string="), "-S")
-			if s == "" || s == "--split-string" {
-				i++
-				if i < len(args) {
-					s = args[i].Value
-				}
-			}
-			for _, f := range strings.Fields(s) {
-				split = append(split, staticArg(f))
-			}
-			i++
-			continue
-		case strings.Contains(v, "=") && !strings.HasPrefix(v, "-") && !strings.HasPrefix(v, "="):
-			j.assign(v)
-			i++
-			continue
-		}
-		break
-	}
-	rest := append(split, args[min(i, len(args)):]...)
-	if len(rest) == 0 {
-		j.add(ReadOnly, 0, "env prints the environment")
-		return nil, true
-	}
-	return rest, false
-}
-
 func peelCommand(j *judge, args []Arg) ([]Arg, bool) {
 	lookup := false
-	rest := opts{flag: "pvV"}.skip(args, func(opt, _ string) {
+	rest, bad := opts{flag: "pvV"}.skip(args, func(opt string, _ Arg) {
 		if opt == "-v" || opt == "-V" {
 			lookup = true
 		}
 	})
+	j.unreadable("command", bad, after(rest, 1))
 	if lookup || len(rest) == 0 {
 		j.add(ReadOnly, 0, "command -v looks a name up without running it")
 		return nil, true
@@ -373,55 +320,80 @@ func peelCommand(j *judge, args []Arg) ([]Arg, bool) {
 }
 
 func peelTime(j *judge, args []Arg) ([]Arg, bool) {
-	o := opts{arg: "fo", flag: "pvaq", long: map[string]bool{"format": true, "output": true}}
-	rest := o.skip(args, func(opt, val string) {
-		if opt == "-o" || opt == "--output" {
-			j.write(staticArg(val), "time -o")
+	help := false
+	rest, bad := timeOpts.skip(args, func(opt string, val Arg) {
+		switch {
+		case opt == "-o" || opt == "--output":
+			j.write(val, "time -o")
+		case gnuHelp(opt) || opt == "-V":
+			help = true
 		}
 	})
+	j.unreadable("time", bad, after(rest, 1))
+	if help {
+		j.add(ReadOnly, 0, "time prints its usage or version")
+		return nil, true
+	}
 	return rest, false
 }
 
 func peelNice(j *judge, args []Arg) ([]Arg, bool) {
-	i := 1
-	for i < len(args) {
-		v := args[i].Value
-		switch {
-		case v == "-n" || v == "--adjustment":
-			i += 2
-			continue
-		case strings.HasPrefix(v, "--adjustment=") || strings.HasPrefix(v, "-n") || len(v) > 1 && v[0] == '-' && isNumber(v[1:]) || v == "--":
-			i++
-			if v == "--" {
-				break
-			}
-			continue
-		}
-		break
+	// nice -N and nice --N: the adjustment in the old form, first only.
+	if len(args) > 1 && args[1].Static && len(args[1].Value) > 1 && args[1].Value[0] == '-' &&
+		isNumber(strings.TrimPrefix(strings.TrimPrefix(args[1].Value[1:], "-"), "+")) {
+		args = append([]Arg{args[0]}, args[2:]...)
 	}
-	if i >= len(args) {
+	help := false
+	rest, bad := niceOpts.skip(args, func(opt string, _ Arg) { help = help || gnuHelp(opt) })
+	j.unreadable("nice", bad, after(rest, 1))
+	switch {
+	case help:
+		j.add(ReadOnly, 0, "nice prints its usage or version")
+		return nil, true
+	case len(rest) == 0:
 		j.add(ReadOnly, 0, "nice prints the niceness")
 		return nil, true
 	}
-	return args[i:], false
+	return rest, false
 }
 
 func peelTimeout(j *judge, args []Arg) ([]Arg, bool) {
-	o := opts{arg: "sk", flag: "v", long: map[string]bool{"signal": true, "kill-after": true}}
-	rest := o.skip(args, nil)
-	if len(rest) < 2 {
+	help := false
+	rest, bad := timeoutOpts.skip(args, func(opt string, _ Arg) { help = help || gnuHelp(opt) })
+	j.unreadable("timeout", bad, after(rest, 2))
+	switch {
+	case help:
+		j.add(ReadOnly, 0, "timeout prints its usage or version")
+		return nil, true
+	case len(rest) < 2:
 		j.add(ReadOnly, 0, "timeout without a command does nothing")
 		return nil, true
+	case !isDuration(rest[0]):
+		// timeout takes the first operand for the duration whatever it
+		// holds; when it is not one, forgebox misread the options.
+		j.unreadable("timeout", rest[0].Value, nil)
 	}
 	return rest[1:], false
 }
 
+// isDuration reports whether a word reads as timeout's DURATION: a
+// number, with a fraction and a unit (s, m, h, d) allowed.
+func isDuration(a Arg) bool {
+	v := strings.TrimRight(a.Value, "smhd")
+	if !a.Static || v == "" || len(a.Value)-len(v) > 1 {
+		return !a.Static
+	}
+	whole, frac, _ := strings.Cut(v, ".")
+	return (whole == "" || isNumber(whole)) && (frac == "" || isNumber(frac)) && whole+frac != ""
+}
+
 func peelIonice(j *judge, args []Arg) ([]Arg, bool) {
 	pid := false
-	rest := opts{arg: "cnpPu", flag: "t", long: map[string]bool{"class": true, "classdata": true, "pid": true, "pgid": true, "uid": true}}.
-		skip(args, func(opt, _ string) {
+	rest, bad := opts{arg: "cnpPu", flag: "tV", long: " class= classdata= pid= pgid= uid= ignore help version "}.
+		skip(args, func(opt string, _ Arg) {
 			pid = pid || opt == "-p" || opt == "-P" || opt == "-u" || opt == "--pid" || opt == "--pgid" || opt == "--uid"
 		})
+	j.unreadable("ionice", bad, nil)
 	if pid || len(rest) == 0 {
 		j.add(Caution, 3, "ionice changes the I/O priority of running processes")
 		return nil, true
@@ -431,7 +403,10 @@ func peelIonice(j *judge, args []Arg) ([]Arg, bool) {
 
 func peelTaskset(j *judge, args []Arg) ([]Arg, bool) {
 	pid := false
-	rest := opts{flag: "acpf"}.skip(args, func(opt, _ string) { pid = pid || opt == "-p" })
+	rest, bad := opts{flag: "acpfV", long: " all-tasks cpu-list pid help version "}.skip(args, func(opt string, _ Arg) {
+		pid = pid || opt == "-p" || opt == "--pid"
+	})
+	j.unreadable("taskset", bad, nil)
 	if pid || len(rest) < 2 {
 		j.add(Caution, 3, "taskset changes the CPU affinity of a running process")
 		return nil, true
@@ -441,70 +416,16 @@ func peelTaskset(j *judge, args []Arg) ([]Arg, bool) {
 
 func peelChrt(j *judge, args []Arg) ([]Arg, bool) {
 	pid := false
-	rest := opts{arg: "TPD", flag: "abdfiomprRv"}.skip(args, func(opt, _ string) { pid = pid || opt == "-p" })
+	rest, bad := opts{arg: "TPD", flag: "abdfiomprRvhV", long: " all-tasks batch deadline fifo idle other pid rr " +
+		"reset-on-fork sched-runtime= sched-period= sched-deadline= max verbose help version "}.skip(args, func(opt string, _ Arg) {
+		pid = pid || opt == "-p" || opt == "--pid"
+	})
+	j.unreadable("chrt", bad, nil)
 	if pid || len(rest) < 2 {
 		j.add(Caution, 3, "chrt changes the scheduling of a running process")
 		return nil, true
 	}
 	return rest[1:], false
-}
-
-func peelXargs(j *judge, args []Arg) ([]Arg, bool) {
-	o := opts{arg: "adEeIiLlnPs", flag: "0oprtx", long: map[string]bool{"arg-file": true, "delimiter": true, "eof": true,
-		"max-lines": true, "max-args": true, "max-procs": true, "max-chars": true, "replace": true, "process-slot-var": true}}
-	replace := ""
-	rest := o.skip(args, func(opt, val string) {
-		if opt == "-I" || opt == "--replace" || opt == "-i" {
-			replace = val
-			if replace == "" {
-				replace = "{}"
-			}
-		}
-	})
-	if len(rest) == 0 {
-		j.add(ReadOnly, 0, "xargs without a command echoes its input")
-		return nil, true
-	}
-	// The arguments xargs reads are unknown, unless echo or printf with
-	// fixed words feeds it (echo / | xargs rm -rf); otherwise they are
-	// judged as a dynamic word, where -I puts them or at the end.
-	if from := j.cmd.Stdin.From; from != nil && replace == "" && (from.Name == "echo" || from.Name == "printf") &&
-		allStatic(from.Args) && len(from.Args) > 1 {
-		out := append([]Arg{}, rest...)
-		for _, w := range strings.Fields(joinArgs(from.Rest())) {
-			out = append(out, staticArg(w))
-		}
-		return out, false
-	}
-	input := Arg{Value: "<input of xargs>", IfEmpty: ""}
-	out := make([]Arg, 0, len(rest)+1)
-	for _, a := range rest {
-		if replace != "" && strings.Contains(a.Value, replace) {
-			out = append(out, Arg{Value: a.Value, IfEmpty: strings.ReplaceAll(a.Value, replace, "")})
-			continue
-		}
-		out = append(out, a)
-	}
-	if replace == "" {
-		out = append(out, input)
-	}
-	return out, false
-}
-
-func peelWatch(j *judge, args []Arg) ([]Arg, bool) {
-	o := opts{arg: "nq", flag: "bcdegptwrx", long: map[string]bool{"interval": true, "equexit": true}}
-	exec := false
-	rest := o.skip(args, func(opt, _ string) { exec = exec || opt == "-x" || opt == "--exec" })
-	j.add(Interactive, 1, "interactive: watch redraws the screen until it is interrupted")
-	if len(rest) == 0 {
-		return nil, true
-	}
-	if exec {
-		return rest, false
-	}
-	// watch joins its arguments and runs them with sh -c.
-	j.shell(joinArgs(rest), allStatic(rest), "watch")
-	return nil, true
 }
 
 func allStatic(args []Arg) bool {

@@ -248,6 +248,7 @@ func (st *state) decision() *Decision {
 		d.Action, d.Category = Ask, Caution
 		d.Risk = pol.Thresholds.SessionApprove + 1
 		d.Reasons = []string{"there is no command"}
+		d.Rule = &RuleRef{Kind: "empty", Source: "builtin", Reason: "there is no command"}
 		d.Level = pol.Thresholds.level(d.Risk)
 		return d
 	}
