@@ -239,7 +239,7 @@ func TestWrapperOptionsFindParallel(t *testing.T) {
 		{"parallel commands from :::", "parallel ::: 'rm -rf /' ls", Deny, Forbidden, 10},
 		{"parallel commands from echo", "echo 'rm -rf /' | parallel", Deny, Forbidden, 10},
 		{"parallel commands from unknown input", "cat jobs.txt | parallel", Ask, Caution, 6},
-		{"parallel arguments from a file", "parallel rm -rf :::: list", Ask, Caution, 5},
+		{"parallel arguments from a file", "parallel rm -rf :::: list", Ask, Dangerous, 6},
 		{"parallel -S runs elsewhere", "parallel -S host1 echo ::: a", Ask, Caution, 5},
 		{"parallel echo", "parallel echo ::: a b", Allow, ReadOnly, 0},
 		{"parallel gzip", "parallel gzip ::: a.log b.log", Allow, anyCat, anyRisk},
