@@ -106,7 +106,7 @@ func (e *Engine) DecideArgv(ctx *Context, argv []string) *Decision {
 	}
 	switch {
 	case len(argv) == 0:
-		st.unjudgeable("", 0, "there is no command")
+		// No judgement: the decision says there is no command (Empty).
 	case total > MaxLineBytes:
 		st.unjudgeable(fmt.Sprintf("(%d bytes)", total), 0, fmt.Sprintf("the arguments are longer than %d bytes", MaxLineBytes))
 	default:

@@ -210,6 +210,13 @@ func decide(ctx context.Context, req *Request, spec *sandbox.Spec, rec *recorder
 	spec.Workspace = js.Ctx.Workspace
 	js.Ctx.Sandbox = Containment(*spec)
 	d := js.Decide(spec.Command, spec.Argv)
+	if d.Empty() {
+		// A line of blanks or comments is a caller's mistake, not a
+		// question for a person.
+		rec.skip()
+		out.Err = &PolicyError{errors.New("there is no command: the line is empty, or only blanks and comments")}
+		return nil, false
+	}
 	out.Decision = d
 	j := &judged{decision: d, history: js.Engine.Policy().History, where: js.Ctx}
 	stop := func(status string, why Stopped) (*judged, bool) {

@@ -109,6 +109,10 @@ func (e env) check(args []string) int {
 		return e.checkBatch(js)
 	}
 	d := js.Decide(t.line, t.argv)
+	if d.Empty() {
+		e.errorf("check: there is no command: the line is empty, or only blanks and comments")
+		return exitForgebox
+	}
 	if jsonOut {
 		e.printJSON(d)
 	} else {
