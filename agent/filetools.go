@@ -214,6 +214,11 @@ func (s *server) deleteItem(ctx context.Context, req *mcp.CallToolRequest, in De
 		argv = []string{"rm", "-r", "--", in.Path}
 	}
 	t := Target{Argv: argv, Dir: s.c.Workspace}
+	// What the file layer refuses whatever anyone answers is refused
+	// before the judge can ask about it.
+	if err := s.c.Files.MayDelete(in.Path); err != nil {
+		return fileError(err), Done{}, nil
+	}
 	g, err := s.gate(ctx, req, t, "delete "+in.Path)
 	switch {
 	case err != nil:

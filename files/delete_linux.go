@@ -14,6 +14,19 @@ const maxDepth = 256
 
 var errTooDeep = errors.New("the directory tree is deeper than 256 levels")
 
+func (f *FS) mayRemove(p string) error {
+	const op = "delete"
+	l, err := f.existing(op, p, false)
+	if err != nil {
+		return err
+	}
+	defer l.close(&f.h)
+	if l.isRoot() {
+		return refusal(op, p, KindInvalid, "the workspace root itself cannot be deleted; delete what is in it")
+	}
+	return f.mayChange(op, p, f.guards(false), l.path())
+}
+
 func (f *FS) remove(p string, recursive bool) error {
 	const op = "delete"
 	l, err := f.existing(op, p, false)

@@ -338,6 +338,15 @@ func (f *FS) Copy(from, to string) error {
 	return f.copy(from, to)
 }
 
+// MayDelete returns the refusal Delete would give path before removing
+// anything (the root, forgebox's own files, protected and hidden paths),
+// so that a caller puts no deletion to a person that could not happen.
+// Delete checks again: this is not a guarantee that it succeeds.
+func (f *FS) MayDelete(path string) error {
+	defer f.hold()()
+	return f.mayRemove(path)
+}
+
 // Delete removes a file, a symbolic link (not what it points to), or with
 // recursive a directory tree. It refuses the root itself.
 func (f *FS) Delete(path string, recursive bool) error {

@@ -33,4 +33,5 @@ func (f *FS) mkdir(string) error                            { return unsupported
 func (f *FS) move(string, string) error                     { return unsupported() }
 func (f *FS) copy(string, string) error                     { return unsupported() }
 func (f *FS) remove(string, bool) error                     { return unsupported() }
+func (f *FS) mayRemove(string) error                        { return unsupported() }
 func (f *FS) edit(string, []Edit) (EditResult, error)       { return EditResult{}, unsupported() }
