@@ -27,6 +27,11 @@ verdict. --batch reads one command line per line of stdin and writes one
 JSON decision per line on stdout; a line that is one JSON string (in double
 quotes, with \n escapes) holds a command that spans lines.
 
+The sandbox flags of forgebox run (--net, --rw, --best-effort,
+--allow-unix-sockets) judge it as that run would: a program forgebox does not
+know, a download or a push runs unasked when the sandbox contains it (the
+default), and is asked about when the run reaches out.
+
 Exit status: 0 allow, 1 ask, 2 deny, 125 an error (bad flags, a malformed
 configuration); with --batch, 0 at the end of the input. Flags:
 `
@@ -75,6 +80,7 @@ func (e env) check(args []string) int {
 	)
 	fs.SetOutput(io.Discard)
 	o.register(fs, true)
+	o.registerSandbox(fs)
 	fs.StringVar(&line, "c", "", "judge the command `LINE` (as run -c would run it)")
 	fs.BoolVar(&jsonOut, "json", false, "print the decision as one JSON object")
 	fs.BoolVar(&batch, "batch", false, "judge each line of stdin; print one JSON decision per line")
@@ -130,9 +136,12 @@ func (e env) check(args []string) int {
 // loadJudge loads the policy for check and policy, printing the warnings;
 // it returns nil and the exit code on failure.
 func (e env) loadJudge(o policyOpts) (*runner.Judge, int) {
-	// As forgebox run judges under the default sandbox.
-	o.Sandbox = runner.Containment(sandbox.Spec{})
 	h, err := runner.CurrentHost()
+	if err == nil {
+		// As forgebox run with these sandbox flags (by default, the
+		// default sandbox) would judge.
+		o.Sandbox, err = o.containment(h)
+	}
 	if err == nil {
 		var js *runner.Judge
 		if js, err = runner.LoadJudge(h, o.PolicyOptions); err == nil {
@@ -149,6 +158,24 @@ func (e env) loadJudge(o policyOpts) (*runner.Judge, int) {
 	}
 	e.errorf("%s", msg)
 	return nil, code
+}
+
+// containment is what forgebox run with the sandbox flags given
+// (registerSandbox) would let a command reach in the workspace.
+func (o policyOpts) containment(h runner.Host) (policy.Containment, error) {
+	var spec sandbox.Spec
+	if o.run != nil {
+		var err error
+		if spec, err = o.run.spec(nil); err != nil {
+			return policy.Containment{}, err
+		}
+	}
+	ctx, err := runner.JudgeContext(h, o.Workspace)
+	if err != nil {
+		return policy.Containment{}, err
+	}
+	spec.Workspace = ctx.Workspace
+	return runner.Containment(spec), nil
 }
 
 // checkBatch judges each line of stdin. Output is flushed whenever no

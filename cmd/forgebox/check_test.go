@@ -71,6 +71,12 @@ func TestCheckExitCodes(t *testing.T) {
 		{[]string{"check", "--", "git", "tag", "-d", "--x"}, 1, "ask: risk 3, R1"},
 		{[]string{"check", "-c", "sudo git tag -d"}, 1, "approvals offered: once\n"},
 		{[]string{"check", "-c", "echo x > /dev/sda"}, 2, "deny: risk 10, R4"},
+		// The run's sandbox decides what only reaches out.
+		{[]string{"check", "-c", "frobnicate --x"}, 0, "contained by the sandbox"},
+		{[]string{"check", "--net", "host", "-c", "frobnicate --x"}, 1, "not contained: --net host"},
+		{[]string{"check", "--rw", "/srv", "-c", "frobnicate --x"}, 1, "not contained: --rw /srv"},
+		{[]string{"check", "--best-effort", "-c", "frobnicate --x"}, 1, "not contained: --best-effort"},
+		{[]string{"check", "--net", "bogus", "-c", "x"}, 125, ""},
 		{[]string{"check", "-c", ":(){ :|:& };:"}, 2, "fork bomb"},
 		{[]string{"check", "--json", "-c", "echo x > /dev/sda"}, 2, `"action":"deny"`},
 		{[]string{"check"}, 125, ""},

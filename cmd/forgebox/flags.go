@@ -4,6 +4,7 @@ import (
 	"flag"
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -177,7 +178,28 @@ func humanBytes(n int64) string {
 }
 
 // policyOpts are the flags that choose what a command is judged against.
-type policyOpts struct{ runner.PolicyOptions }
+type policyOpts struct {
+	runner.PolicyOptions
+	// run holds the sandbox flags of the run to judge for
+	// (registerSandbox); nil: the default sandbox's.
+	run *runFlags
+}
+
+// sandboxFlags are forgebox run's flags that decide what its sandbox
+// contains (runner.Containment): check, policy explain and policy approve
+// take them, to judge a command as forgebox run with them would.
+var sandboxFlags = []string{"net", "rw", "best-effort", "allow-unix-sockets"}
+
+// registerSandbox declares the sandbox flags, read as forgebox run reads
+// them (the same flag values).
+func (o *policyOpts) registerSandbox(fs *flag.FlagSet) {
+	o.run = &runFlags{}
+	o.run.flagSet().VisitAll(func(fl *flag.Flag) {
+		if slices.Contains(sandboxFlags, fl.Name) {
+			fs.Var(fl.Value, fl.Name, fl.Usage)
+		}
+	})
+}
 
 // register declares --policy and --session, and --workspace when the
 // command has no --workspace of its own.

@@ -244,6 +244,7 @@ func (e env) policyExplain(args []string) int {
 	)
 	fs := flag.NewFlagSet("explain", flag.ContinueOnError)
 	o.register(fs, true)
+	o.registerSandbox(fs)
 	fs.StringVar(&line, "c", "", "explain the command `LINE`")
 	if code, ok := e.parseFlags(fs, args); !ok {
 		return code
@@ -269,6 +270,7 @@ func (e env) policyApprove(args []string) int {
 	)
 	fs := flag.NewFlagSet("approve", flag.ContinueOnError)
 	o.register(fs, true)
+	o.registerSandbox(fs)
 	fs.StringVar(&line, "c", "", "approve the command `LINE`")
 	fs.BoolVar(&always, "always", false, "approve for good: add allow rules to your configuration file")
 	if code, ok := e.parseFlags(fs, args); !ok {
