@@ -23,6 +23,9 @@ func TestContainmentDecides(t *testing.T) {
 		e = judgedEnv(t, e)
 		outside := filepath.Join(e.dir, "outside")
 		e.mkdir(outside)
+		if c := e.run([]string{"check", "-c", containedLine}); c.code != 0 {
+			t.Errorf("check under the default sandbox: exit %d; want 0 (allow), as the run", c.code)
+		}
 		// Contained: it runs, and the reason says why.
 		r := e.run([]string{"run", "--json", "-c", containedLine})
 		p := decodePolicy(t, r)
@@ -35,6 +38,10 @@ func TestContainmentDecides(t *testing.T) {
 			p := decodePolicy(t, r)
 			if e.ran() || p.Error == nil || p.Error.Code != "approval_required" || !strings.Contains(strings.Join(p.Decision.Reasons, " "), "not contained: "+strings.Join(flags, " ")) {
 				t.Errorf("run %v: exit %d, %+v %+v; want approval_required naming %v", flags, r.code, p.Error, p.Decision, flags)
+			}
+			// check with the same flags says what that run does.
+			if c := e.run(append(append([]string{"check"}, flags...), "-c", containedLine)); c.code != 1 {
+				t.Errorf("check %v: exit %d; want 1 (ask), as the run", flags, c.code)
 			}
 		}
 		// What destroys uncommitted work asks, contained or not.
