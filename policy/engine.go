@@ -291,7 +291,9 @@ func (st *state) command(c *Command, how string) *Command {
 		// A function defined on the line but named like a known program
 		// is judged as the program: the call may come before the
 		// definition (rm -rf /; rm() { :; }).
-		if k := knowledge(inner.Name); k != nil {
+		if k := knowledge(inner.Name); k != nil && printsUsage(inner) {
+			j.add(ReadOnly, 0, "%s prints its usage or version", strings.Join(argValues(inner.Args), " "))
+		} else if k != nil {
 			k(j, inner)
 		} else {
 			j.unknown(inner)
@@ -368,4 +370,40 @@ func quoteArgv(argv []string) string {
 		b.WriteString(q)
 	}
 	return b.String()
+}
+
+// subcommandPrograms take a subcommand first; PROGRAM SUB --help prints
+// the subcommand's usage.
+var subcommandPrograms = map[string]bool{
+	"git": true, "npm": true, "pnpm": true, "yarn": true, "cargo": true, "go": true, "docker": true, "kubectl": true,
+	"helm": true, "terraform": true, "tofu": true, "gh": true, "pip": true, "pip3": true, "uv": true, "apt": true,
+	"apt-get": true, "systemctl": true, "brew": true, "aws": true, "gcloud": true, "az": true, "rustup": true,
+}
+
+// printsUsage reports whether a known program is asked only for its usage
+// or version: PROGRAM --help, PROGRAM --version, or PROGRAM SUB --help for
+// programs with subcommands, and nothing else on the command.
+func printsUsage(c *Command) bool {
+	a := c.Args
+	for _, x := range a {
+		if !x.Static {
+			return false
+		}
+	}
+	switch {
+	case len(a) == 2:
+		return a[1].Value == "--help" || a[1].Value == "--version"
+	case len(a) == 3 && subcommandPrograms[c.Name]:
+		sub := a[1].Value
+		return a[2].Value == "--help" && sub != "" && !strings.HasPrefix(sub, "-") && !strings.ContainsAny(sub, "/=")
+	}
+	return false
+}
+
+func argValues(args []Arg) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = a.Value
+	}
+	return out
 }

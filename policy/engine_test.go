@@ -302,3 +302,33 @@ func TestContainment(t *testing.T) {
 		}
 	}
 }
+
+// Read-only uses of known tools run unasked, and /tmp is the run's own only
+// when the sandbox says so (not when the workspace lies under /tmp).
+func TestReadOnlyUsesAndPrivateTmp(t *testing.T) {
+	e := New(Default())
+	private := &Context{Workspace: "/w", Cwd: "/w", Home: "/home/u", TempDirs: []string{"/tmp"}, Sandbox: Containment{How: "--net host", PrivateTmp: true}}
+	shared := &Context{Workspace: "/w", Cwd: "/w", Home: "/home/u", TempDirs: []string{"/tmp"}, Sandbox: Containment{How: "--net host"}}
+	for _, tc := range []struct {
+		line string
+		ctx  *Context
+		want Action
+	}{
+		{"curl --help", shared, Allow},
+		{"git restore --help", shared, Allow},
+		{"kubectl delete --help", shared, Allow},
+		{"git restore --help .", shared, Ask},
+		{"curl --help https://x.example", shared, Ask},
+		{"ssh-keygen -l -f key.pub", shared, Allow},
+		{"ssh-keygen -R host", shared, Ask},
+		{"ssh-add -l", shared, Allow},
+		{"ssh-add key", shared, Ask},
+		{"rm -rf /tmp/*", private, Allow},
+		{"rm -rf /tmp/*", shared, Ask},
+		{"rm -rf /tmp/build", private, Allow},
+	} {
+		if d := e.DecideLine(tc.ctx, tc.line); d.Action != tc.want {
+			t.Errorf("%q (private tmp %v): %s; want %s (%v)", tc.line, tc.ctx.Sandbox.PrivateTmp, d.Action, tc.want, d.Reasons)
+		}
+	}
+}

@@ -270,6 +270,10 @@ func judgeNetwork(j *judge, c *Command) {
 	case "ssh-agent":
 		j.add(SafeWrite, 2, "ssh-agent starts an agent that holds keys")
 	case "ssh-keygen", "ssh-add":
+		if listsKeys(c) {
+			j.add(ReadOnly, 1, "%s only lists keys or fingerprints", c.Name)
+			return
+		}
 		j.add(Caution, 3, "%s creates, loads or changes SSH keys", c.Name)
 	case "nmap":
 		j.reach(Caution, 4, "nmap scans machines on the network")
@@ -358,4 +362,31 @@ func judgeScp(j *judge, c *Command) {
 	}
 	j.reach(Caution, 3, "scp copies files over the network")
 	j.write(dest, "scp")
+}
+
+// listsKeys reports whether ssh-keygen or ssh-add only lists: ssh-keygen -l
+// (a key's fingerprint) or -F (a host in known_hosts) without an option
+// that writes, ssh-add -l or -L (the agent's keys).
+func listsKeys(c *Command) bool {
+	list, other := false, false
+	for _, a := range c.Args[1:] {
+		v := a.Value
+		if !a.Static {
+			return false
+		}
+		if !strings.HasPrefix(v, "-") || v == "-" {
+			continue // an operand, or the value of -f
+		}
+		for _, ch := range v[1:] {
+			switch {
+			case c.Name == "ssh-keygen" && (ch == 'l' || ch == 'F' || ch == 'E' || ch == 'f' || ch == 'v'):
+				list = list || ch == 'l' || ch == 'F'
+			case c.Name == "ssh-add" && (ch == 'l' || ch == 'L' || ch == 'E'):
+				list = true
+			default:
+				other = true
+			}
+		}
+	}
+	return list && !other
 }

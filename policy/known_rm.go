@@ -38,6 +38,9 @@ func (j *judge) removal(a Arg, recursive, force bool, how string) finding {
 		return finding{Caution, 5, fmt.Sprintf("%s removes %s, a path computed at run time%s", how, v, privateTmp(v))}
 	}
 	p, all := j.where(a)
+	if (p == PlaceTemp || p == PlaceTempRoot) && j.ctx.Sandbox.PrivateTmp && strings.HasPrefix(privateTmp(v), " (inside forgebox's sandbox, /tmp ") {
+		return finding{SafeWrite, 2, fmt.Sprintf("%s removes %s in the run's own private /tmp, which no other program sees", how, v)}
+	}
 	switch p {
 	case PlaceRoot, PlaceSystemRoot, PlaceHomeRoot:
 		if strong || a.Glob {

@@ -39,6 +39,10 @@ type Containment struct {
 	// How says, for the reasons, what contains the command or what lets
 	// it reach out ("the default sandbox", "--net host", "--rw /srv").
 	How string `json:"how"`
+	// PrivateTmp: /tmp is the run's own, empty at its start, and holds
+	// neither the workspace nor a --rw path: what a command removes there
+	// no other program sees.
+	PrivateTmp bool `json:"private_tmp"`
 }
 
 // Place says where a path points, as far as text can tell.

@@ -22,6 +22,12 @@ func Containment(spec sandbox.Spec) policy.Containment {
 		// filesystem containment is not tested against these attacks here.
 		return policy.Containment{How: "the judge does not count forgebox's sandbox on " + runtime.GOOS + " as containing"}
 	}
+	// The sandbox mounts a /tmp of the run's own; the workspace or a --rw
+	// path under /tmp shows through it.
+	private := !pathtree.Within(spec.Workspace, "/tmp") && spec.Workspace != ""
+	for _, p := range spec.ReadWrite {
+		private = private && !pathtree.Within(p, "/tmp")
+	}
 	var out []string
 	switch spec.Network {
 	case "", sandbox.NetNone, sandbox.NetLoopback:
@@ -40,9 +46,9 @@ func Containment(spec sandbox.Spec) policy.Containment {
 		out = append(out, "--best-effort")
 	}
 	if len(out) > 0 {
-		return policy.Containment{How: strings.Join(out, ", ")}
+		return policy.Containment{How: strings.Join(out, ", "), PrivateTmp: private}
 	}
-	return policy.Containment{Contained: true, How: "the sandbox"}
+	return policy.Containment{Contained: true, How: "the sandbox", PrivateTmp: private}
 }
 
 // Unsandboxed is the containment of a command forgebox judges but does not
