@@ -32,9 +32,9 @@ var knownCategories = []string{"shell", "file", "git", "interpreter"}
 // until its figures are recorded (-corpus-thresholds).
 var corpusModes = []corpusMode{
 	// forgebox run's default: no network, only the workspace writable.
-	{"default", func(c *Context) { c.Sandbox = Containment{Contained: true, How: "the sandbox"} }},
+	{"default", func(c *Context) { c.Sandbox = Containment{Contained: true, How: "the sandbox", PrivateTmp: true} }},
 	// A run that reaches out (--net host): nothing contains the network.
-	{"net-host", func(c *Context) { c.Sandbox = Containment{How: "--net host"} }},
+	{"net-host", func(c *Context) { c.Sandbox = Containment{How: "--net host", PrivateTmp: true} }},
 }
 
 type corpusMode struct {
