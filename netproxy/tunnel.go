@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -29,12 +30,22 @@ func (s *session) tunnel(up net.Conn, h host, ev *Event) error {
 		down <- err
 	}()
 	err := s.clientToServer(up, h, &upN)
+	// A client that closes with bytes unread (a TLS 1.3 client leaves the
+	// server's session tickets unread) resets its end: that ends the
+	// tunnel as a close does, it does not break the exchange.
+	clientReset := errors.Is(err, syscall.ECONNRESET)
+	if clientReset {
+		err = nil
+	}
 	if err == nil {
 		closeWrite(up)
 	} else {
 		s.abort(s.abortCodeOr(CodeRelay))
 	}
 	derr := <-down
+	if clientReset && (errors.Is(derr, syscall.ECONNRESET) || errors.Is(derr, syscall.EPIPE)) {
+		derr = nil // the server's last bytes had nowhere to go
+	}
 	ev.BytesUp, ev.BytesDown = upN.Load(), downN.Load()
 	var d *Denial
 	switch {
