@@ -36,7 +36,7 @@ func (e *env) serveRaw() *rawServe {
 	e.t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := e.command(ctx, forgebox, "serve")
-	stderr := &syncWriter{}
+	stderr := &syncBuffer{}
 	cmd.Stderr = stderr
 	in, err := cmd.StdinPipe()
 	if err != nil {
@@ -122,23 +122,6 @@ func (r *rawServe) reply(what string) map[string]any {
 		r.t.Fatalf("%s: no reply in 60s", what)
 	}
 	return nil
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.b.String()
 }
 
 // A message over the server's limit, a line that is not JSON, one that is

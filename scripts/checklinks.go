@@ -12,6 +12,7 @@ import (
 	"bufio"
 	"fmt"
 	"io/fs"
+	"iter"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -129,23 +130,31 @@ type link struct {
 	target string
 }
 
+// prose yields the lines outside fenced code blocks, with their indexes.
+func prose(lines []string) iter.Seq2[int, string] {
+	return func(yield func(int, string) bool) {
+		fence := ""
+		for i, l := range lines {
+			if f, ok := fenceMarker(l); ok {
+				switch {
+				case fence == "":
+					fence = f
+				case strings.HasPrefix(strings.TrimSpace(l), fence):
+					fence = ""
+				}
+				continue
+			}
+			if fence == "" && !yield(i, l) {
+				return
+			}
+		}
+	}
+}
+
 // links are the link targets outside code blocks and code spans.
 func links(lines []string) []link {
 	var out []link
-	fence := ""
-	for i, l := range lines {
-		if f, ok := fenceMarker(l); ok {
-			switch {
-			case fence == "":
-				fence = f
-			case strings.HasPrefix(strings.TrimSpace(l), fence):
-				fence = ""
-			}
-			continue
-		}
-		if fence != "" {
-			continue
-		}
+	for i, l := range prose(lines) {
 		text := codeSpan.ReplaceAllString(l, "")
 		for _, m := range inlineLink.FindAllStringSubmatch(text, -1) {
 			out = append(out, link{i + 1, m[1]})
@@ -229,20 +238,7 @@ func check(root, file, target string, anchors map[string]map[string]bool) string
 func anchorSet(lines []string) map[string]bool {
 	set := map[string]bool{}
 	seen := map[string]int{}
-	fence := ""
-	for _, l := range lines {
-		if f, ok := fenceMarker(l); ok {
-			switch {
-			case fence == "":
-				fence = f
-			case strings.HasPrefix(strings.TrimSpace(l), fence):
-				fence = ""
-			}
-			continue
-		}
-		if fence != "" {
-			continue
-		}
+	for _, l := range prose(lines) {
 		for _, m := range htmlAnchor.FindAllStringSubmatch(l, -1) {
 			set[m[1]] = true
 		}
