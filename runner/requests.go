@@ -79,10 +79,16 @@ func requestStore(h Host, workspace string) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	return dir, outsideWorkspace(dir, workspace)
+}
+
+// outsideWorkspace refuses a request store inside the workspace: there the
+// command could answer its own approval request.
+func outsideWorkspace(dir, workspace string) error {
 	if workspace != "" && pathtree.Within(dir, workspace) {
-		return "", fmt.Errorf("forgebox's state directory %s is inside the workspace %s, where a command could answer its own approval request; set XDG_STATE_HOME outside it", dir, workspace)
+		return fmt.Errorf("forgebox's state directory %s is inside the workspace %s, where a command could answer its own approval request; set XDG_STATE_HOME outside it", dir, workspace)
 	}
-	return dir, nil
+	return nil
 }
 
 // NormalizeCode reads a code as a person may type it: any case, with or
@@ -223,8 +229,8 @@ func PendingRequests(h Host) ([]*ApprovalRequest, error) {
 
 // Record writes the person's answer: the scope approved, or no.
 func (r *ApprovalRequest) Record(scope policy.Scope, yes bool) error {
-	if pathtree.Within(r.path, r.Workspace) {
-		return fmt.Errorf("the request %s is inside the workspace %s; forgebox does not take answers from there", r.path, r.Workspace)
+	if err := outsideWorkspace(filepath.Dir(r.path), r.Workspace); err != nil {
+		return err
 	}
 	r.Answer = "no"
 	if yes {

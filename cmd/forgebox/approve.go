@@ -66,10 +66,7 @@ func (e env) approve(args []string) int {
 		return exitForgebox
 	}
 	d := js.Decide(r.Line, r.Argv)
-	what := r.Line
-	if what == "" {
-		what = commandArgs("", r.Argv)[3:]
-	}
+	what := runner.Display(r.Line, r.Argv)
 	at := env{stdin: tty, stdout: tty, stderr: tty}
 	fmt.Fprintf(tty, "An agent asks to run a command in %s", printable(r.Dir))
 	if r.Why != "" {
@@ -123,22 +120,9 @@ func (e env) listRequests(h runner.Host) int {
 		return 0
 	}
 	for _, r := range reqs {
-		what := r.Line
-		if what == "" {
-			what = commandArgs("", r.Argv)[3:]
-		}
-		fmt.Fprintf(e.stdout, "%s  %6s ago  in %s\n    %s\n", runner.ShowCode(r.Code), time.Since(r.Created).Round(time.Second), printable(r.Dir), printable(truncate(oneLineOf(what), 200)))
+		what := runner.Display(r.Line, r.Argv)
+		fmt.Fprintf(e.stdout, "%s  %6s ago  in %s\n    %s\n", runner.ShowCode(r.Code), time.Since(r.Created).Round(time.Second), printable(r.Dir), printable(truncate(what, 200)))
 	}
 	fmt.Fprintln(e.stdout, "Answer one with forgebox approve CODE.")
 	return 0
-}
-
-// oneLineOf shows a multi-line command on one line.
-func oneLineOf(s string) string {
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\n' {
-			return s[:i] + " ..."
-		}
-	}
-	return s
 }
