@@ -109,11 +109,28 @@ func Maintain(root string, now time.Time) ([]string, error) {
 		u.Evicted = append(u.Evicted, cmpOr(in.Workspace, in.Key))
 	}
 	b, _ := json.Marshal(u)
-	tmp := filepath.Join(root, usageFile+".tmp")
-	if err := os.WriteFile(tmp, b, 0o600); err != nil {
-		return u.Evicted, err
+	return u.Evicted, writeUsage(root, b)
+}
+
+// writeUsage replaces <root>/usage.json. Runs measure at the same time, so
+// each writes its own temporary file: a shared name let one run rename
+// away the file another was about to rename.
+func writeUsage(root string, b []byte) error {
+	tmp, err := os.CreateTemp(root, "."+usageFile+".*.tmp")
+	if err != nil {
+		return err
 	}
-	return u.Evicted, os.Rename(tmp, filepath.Join(root, usageFile))
+	_, err = tmp.Write(b)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), filepath.Join(root, usageFile))
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+	}
+	return err
 }
 
 // plan splits the workspaces into those kept and those evicted, least
