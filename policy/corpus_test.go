@@ -31,10 +31,15 @@ var knownCategories = []string{"shell", "file", "git", "interpreter"}
 // thresholds file has one section per mode, and a mode without one fails
 // until its figures are recorded (-corpus-thresholds).
 var corpusModes = []corpusMode{
-	// forgebox run's default: no network, only the workspace writable.
-	{"default", func(c *Context) { c.Sandbox = Containment{Contained: true, How: "the sandbox", PrivateTmp: true} }},
+	// forgebox run's default: no network, only the workspace writable,
+	// and undo keeps what the run changes there.
+	{"default", func(c *Context) {
+		c.Sandbox = Containment{Contained: true, How: "the sandbox", PrivateTmp: true, Undo: true}
+	}},
+	// The same with --no-undo: what destroys workspace content is asked.
+	{"no-undo", func(c *Context) { c.Sandbox = Containment{Contained: true, How: "the sandbox", PrivateTmp: true} }},
 	// A run that reaches out (--net host): nothing contains the network.
-	{"net-host", func(c *Context) { c.Sandbox = Containment{How: "--net host", PrivateTmp: true} }},
+	{"net-host", func(c *Context) { c.Sandbox = Containment{How: "--net host", PrivateTmp: true, Undo: true} }},
 }
 
 type corpusMode struct {
@@ -123,7 +128,12 @@ func (l corpusLine) check() error {
 // corpusFigures are the two error rates of one group of lines, in percent.
 type corpusFigures struct {
 	DangerousAllowed float64 `json:"dangerous_allowed_pct"` // of the dangerous lines, allowed
-	HarmlessAsked    float64 `json:"harmless_asked_pct"`    // of the harmless lines, asked about or denied
+	// Of the dangerous lines, allowed without the sandbox containing them
+	// (Decision.Contained false): what the 1% goal counts. A push or a
+	// download allowed because the default sandbox has no network is
+	// contained; an rm -rf of the workspace's sources is not.
+	DangerousUncontained float64 `json:"dangerous_allowed_not_contained_pct"`
+	HarmlessAsked        float64 `json:"harmless_asked_pct"` // of the harmless lines, asked about or denied
 }
 
 // corpusModeFigures are a mode's figures for the whole corpus, per source
@@ -137,20 +147,23 @@ type corpusModeFigures struct {
 
 // corpusTally counts the verdicts on one group of lines.
 type corpusTally struct {
-	dangerous, dangerousAllowed int
-	harmless, harmlessAsked     int
+	dangerous, dangerousAllowed, dangerousUncontained int
+	harmless, harmlessAsked                           int
 }
 
-func (c *corpusTally) add(l corpusLine, a Action) {
+func (c *corpusTally) add(l corpusLine, d *Decision) {
 	if l.dangerous() {
 		c.dangerous++
-		if a == Allow {
+		if d.Action == Allow {
 			c.dangerousAllowed++
+			if !d.Contained {
+				c.dangerousUncontained++
+			}
 		}
 		return
 	}
 	c.harmless++
-	if a != Allow {
+	if d.Action != Allow {
 		c.harmlessAsked++
 	}
 }
@@ -163,13 +176,13 @@ func percent(n, of int) float64 {
 }
 
 func (c corpusTally) figures() corpusFigures {
-	return corpusFigures{percent(c.dangerousAllowed, c.dangerous), percent(c.harmlessAsked, c.harmless)}
+	return corpusFigures{percent(c.dangerousAllowed, c.dangerous), percent(c.dangerousUncontained, c.dangerous), percent(c.harmlessAsked, c.harmless)}
 }
 
 func (c corpusTally) row(name string) string {
 	f := c.figures()
-	return fmt.Sprintf("%-26s %5d dangerous %5d allowed %6.2f%%   %5d harmless %5d asked/denied %6.2f%%",
-		name, c.dangerous, c.dangerousAllowed, f.DangerousAllowed, c.harmless, c.harmlessAsked, f.HarmlessAsked)
+	return fmt.Sprintf("%-26s %5d dangerous %5d allowed %6.2f%% (not contained %4d %6.2f%%)   %5d harmless %5d asked/denied %6.2f%%",
+		name, c.dangerous, c.dangerousAllowed, f.DangerousAllowed, c.dangerousUncontained, f.DangerousUncontained, c.harmless, c.harmlessAsked, f.HarmlessAsked)
 }
 
 // scoreCorpus judges every line under ctx and tallies the verdicts; the
@@ -180,11 +193,11 @@ func scoreCorpus(e *Engine, ctx Context, lines []corpusLine) (figs corpusModeFig
 	bySource, byCategory := map[string]*corpusTally{}, map[string]*corpusTally{}
 	for _, l := range lines {
 		c := ctx // every line starts from the same context
-		a := e.DecideLine(&c, l.Line).Action
-		total.add(l, a)
+		d := e.DecideLine(&c, l.Line)
+		total.add(l, d)
 		if slices.Contains(knownCategories, l.Category) {
-			known.add(l, a)
-			if a == Allow && l.dangerous() {
+			known.add(l, d)
+			if d.Action == Allow && !d.Contained && l.dangerous() {
 				missed = append(missed, fmt.Sprintf("%s (%s): %q", l.source, l.Category, l.Line))
 			}
 		}
@@ -192,7 +205,7 @@ func scoreCorpus(e *Engine, ctx Context, lines []corpusLine) (figs corpusModeFig
 			if m[key] == nil {
 				m[key] = &corpusTally{}
 			}
-			m[key].add(l, a)
+			m[key].add(l, d)
 		}
 	}
 	figs = corpusModeFigures{Total: total.figures(), Known: known.figures(), Sources: map[string]corpusFigures{}, Categories: map[string]corpusFigures{}}
@@ -245,8 +258,20 @@ func TestCorpus(t *testing.T) {
 		mode.set(&ctx)
 		figs, table, missed := scoreCorpus(e, ctx, lines)
 		t.Logf("corpus of %d lines, %s sandbox:\n%s", len(lines), mode.name, table)
-		t.Logf("%s sandbox: the %d dangerous shell, file, git and interpreter lines allowed:\n%s", mode.name, len(missed), strings.Join(missed, "\n"))
+		t.Logf("%s sandbox: the %d dangerous shell, file, git and interpreter lines allowed and not contained:\n%s", mode.name, len(missed), strings.Join(missed, "\n"))
 		measured[mode.name] = figs
+		if mode.name == "default" {
+			// The issue's goals, under the default sandbox: at most 1% of
+			// the dangerous shell, file, git and interpreter lines allowed
+			// where the sandbox does not contain them, and at most 10% of
+			// the harmless lines asked about.
+			if figs.Known.DangerousUncontained > 1 {
+				t.Errorf("default sandbox: %.2f%% of the dangerous shell, file, git and interpreter lines allowed and not contained; the goal is 1%%", figs.Known.DangerousUncontained)
+			}
+			if figs.Total.HarmlessAsked > 10 || figs.Known.HarmlessAsked > 10 {
+				t.Errorf("default sandbox: %.2f%% (all) and %.2f%% (shell, file, git, interpreter) of the harmless lines asked about; the goal is 10%%", figs.Total.HarmlessAsked, figs.Known.HarmlessAsked)
+			}
+		}
 		if *updateThresholds {
 			continue
 		}
@@ -296,6 +321,9 @@ func compareFigures(t *testing.T, what string, got, want corpusFigures) {
 	t.Helper()
 	if got.DangerousAllowed > want.DangerousAllowed {
 		t.Errorf("%s: %.2f%% of the dangerous lines allowed, recorded %.2f%%", what, got.DangerousAllowed, want.DangerousAllowed)
+	}
+	if got.DangerousUncontained > want.DangerousUncontained {
+		t.Errorf("%s: %.2f%% of the dangerous lines allowed and not contained, recorded %.2f%%", what, got.DangerousUncontained, want.DangerousUncontained)
 	}
 	if got.HarmlessAsked > want.HarmlessAsked {
 		t.Errorf("%s: %.2f%% of the harmless lines asked about or denied, recorded %.2f%%", what, got.HarmlessAsked, want.HarmlessAsked)

@@ -157,6 +157,13 @@ type Finding struct {
 	// outside the workspace (a program forgebox does not know, the network,
 	// a remote system); a sandbox that contains the command takes it away.
 	Reach bool `json:"reach,omitempty"`
+	// Undoable: all the finding destroys is content of the workspace
+	// (files, uncommitted work, its .git): forgebox undo can put it back
+	// when the run keeps undo (Containment.Undo).
+	Undoable bool `json:"undoable,omitempty"`
+	// sandboxed: the finding is this low only because of the run's
+	// sandbox (a reach it contains, a removal in its private /tmp).
+	sandboxed bool
 }
 
 // RuleRef names the rule that decided.
@@ -191,9 +198,15 @@ type Judgement struct {
 	Category Category `json:"category"`
 	// Interactive is true when the command waits for a person at a
 	// terminal (an editor, a pager, a REPL, ssh without a command).
-	Interactive bool     `json:"interactive,omitempty"`
-	Reasons     []string `json:"reasons"`
-	Rule        *RuleRef `json:"rule"`
+	Interactive bool `json:"interactive,omitempty"`
+	// Contained: the verdict counts on the run's sandbox: what the
+	// command may reach, the sandbox contains (no network, a private
+	// /tmp), or what it may destroy, forgebox undo puts back. Run where
+	// nothing contains it (--net host, the hook without --wrap, --no-undo),
+	// the command would be judged riskier or would lose work for good.
+	Contained bool     `json:"contained,omitempty"`
+	Reasons   []string `json:"reasons"`
+	Rule      *RuleRef `json:"rule"`
 	// Approve is the pattern an approval of this command records: the
 	// command itself, or the session-scoped rule that matched it.
 	Approve string `json:"approve,omitempty"`
@@ -212,17 +225,19 @@ type Judgement struct {
 // Decision is the verdict on a whole command line: the strictest verdict
 // of its simple commands.
 type Decision struct {
-	Command     string      `json:"command,omitempty"`
-	Argv        []string    `json:"argv,omitempty"`
-	Action      Action      `json:"action"`
-	Risk        int         `json:"risk"`
-	Level       Level       `json:"level"`
-	Category    Category    `json:"category"`
-	Interactive bool        `json:"interactive"`
-	Rule        *RuleRef    `json:"rule"`
-	Reasons     []string    `json:"reasons"`
-	Scopes      []Scope     `json:"scopes,omitempty"` // the approvals an ask offers
-	Commands    []Judgement `json:"commands"`
+	Command     string   `json:"command,omitempty"`
+	Argv        []string `json:"argv,omitempty"`
+	Action      Action   `json:"action"`
+	Risk        int      `json:"risk"`
+	Level       Level    `json:"level"`
+	Category    Category `json:"category"`
+	Interactive bool     `json:"interactive"`
+	// Contained: the verdict counts on the run's sandbox (Judgement.Contained).
+	Contained bool        `json:"contained,omitempty"`
+	Rule      *RuleRef    `json:"rule"`
+	Reasons   []string    `json:"reasons"`
+	Scopes    []Scope     `json:"scopes,omitempty"` // the approvals an ask offers
+	Commands  []Judgement `json:"commands"`
 }
 
 // Empty reports whether the line holds no command at all (nothing, blanks,

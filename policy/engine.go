@@ -323,7 +323,7 @@ func (j *judge) unknown(c *Command) {
 	case strings.Contains(c.Args[0].Value, "/"):
 		switch p := j.place(c.Args[0]); p {
 		case PlaceWorkspace:
-			j.add(SafeWrite, 2, "runs %s from the workspace", c.Args[0].Value)
+			j.projectCode("runs %s from the workspace", c.Args[0].Value)
 		case PlaceSystem, PlaceSystemRoot:
 			j.reach(Caution, 3, "forgebox does not know what %s does", c.Name)
 			j.embedded(c)

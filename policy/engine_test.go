@@ -332,3 +332,104 @@ func TestReadOnlyUsesAndPrivateTmp(t *testing.T) {
 		}
 	}
 }
+
+// With undo, what only destroys the workspace's content runs unasked and
+// says undo can put it back; what would be blocked stays blocked, what
+// reaches beyond the workspace is judged as before, and without undo the
+// same lines ask. Decision.Contained says the verdict counts on it.
+func TestUndoContainment(t *testing.T) {
+	e := New(Default())
+	sandbox := Containment{Contained: true, How: "the sandbox", PrivateTmp: true}
+	undo := sandbox
+	undo.Undo = true
+	hostUndo := Containment{How: "--net host", Undo: true}
+	ctx := func(c Containment) *Context {
+		return &Context{Workspace: "/w", Cwd: "/w", Home: "/home/u", TempDirs: []string{"/tmp"}, Sandbox: c}
+	}
+	for _, tc := range []struct {
+		line      string
+		c         Containment
+		want      Action
+		contained bool
+	}{
+		{"rm -rf src", undo, Allow, true},
+		{"rm -rf src", sandbox, Ask, false},
+		{"git reset --hard", undo, Allow, true},
+		{"git reset --hard", sandbox, Ask, false},
+		{"git clean -fdx", undo, Allow, true},
+		{"git checkout -- .", undo, Allow, true},
+		{"git stash drop", undo, Allow, true},
+		{"rm important.txt", undo, Allow, true},
+		{"rm important.txt", sandbox, Allow, false},
+		{"find . -name '*.orig' -delete", undo, Allow, true},
+		{"rsync -a --delete gen/ src/", undo, Allow, true},
+		{"rsync -a --delete gen/ src/", sandbox, Ask, false},
+		{"rm -rf src", hostUndo, Allow, true},                  // undo does not depend on the network
+		{"git push --force origin main", hostUndo, Ask, false}, // the remote is not the workspace
+		{"rm -rf .", undo, Deny, false},                        // blocked stays blocked
+		{"rm -rf ~/notes", undo, Ask, false},                   // outside the workspace
+		{"git -C ../other reset --hard", undo, Ask, false},     // another repository
+		{"rm -rf /tmp/x", undo, Allow, true},                   // the private /tmp
+	} {
+		d := e.DecideLine(ctx(tc.c), tc.line)
+		if d.Action != tc.want || d.Contained != tc.contained {
+			t.Errorf("%q (undo %v, contained %v): %s, contained %v; want %s, %v\n%v", tc.line, tc.c.Undo, tc.c.Contained, d.Action, d.Contained, tc.want, tc.contained, d.Reasons)
+		}
+		if tc.want == Allow && tc.c.Undo && tc.contained && !strings.Contains(strings.Join(d.Reasons, "; "), "forgebox undo can put it back") && !strings.Contains(strings.Join(d.Reasons, "; "), "private /tmp") {
+			t.Errorf("%q: reasons %v do not say undo can put it back", tc.line, d.Reasons)
+		}
+	}
+}
+
+// Code forgebox does not read (a script, inline code, the project's
+// build and tests) runs unasked when the sandbox contains it and asks
+// once per session when it reaches out, like an unknown program: ./x.sh
+// and sh x.sh and python x.py are one judgement.
+func TestProjectCodeReaches(t *testing.T) {
+	e := New(Default())
+	contained := &Context{Workspace: "/w", Cwd: "/w", Home: "/home/u", Sandbox: Containment{Contained: true, How: "the sandbox"}}
+	reaching := &Context{Workspace: "/w", Cwd: "/w", Home: "/home/u", Sandbox: Containment{How: "--net host"}}
+	for _, line := range []string{
+		"./malware.sh", "sh malicious.sh", "bash ./deploy.sh", "python3 exploit.py", "node backdoor.js", "ruby x.rb",
+		"perl x.pl", "source ./env.sh", ". /tmp/evil.sh", `python3 -c "print(1)"`, `node -e "fetch('https://x')"`,
+		"make", "npm test", "npm run build", "go test ./...", "go generate ./...", "cargo build", "pytest", "./gradlew build",
+		"mvn test", "java -cp lib Main", "rg --pre ./pre.sh foo",
+	} {
+		in, out := e.DecideLine(contained, line), e.DecideLine(reaching, line)
+		if in.Action != Allow || !in.Contained {
+			t.Errorf("%q contained: %s (contained %v); want allow, counting on the sandbox\n%v", line, in.Action, in.Contained, in.Reasons)
+		}
+		if out.Action != Ask || out.Risk != 3 || !strings.Contains(strings.Join(out.Reasons, "; "), "not contained: --net host") {
+			t.Errorf("%q reaching out: %s %d; want ask 3 (once per session) saying it is not contained\n%v", line, out.Action, out.Risk, out.Reasons)
+		}
+	}
+	// Formatters and compilers read their input and run nothing of it.
+	for _, line := range []string{"gofmt -w x.go", "black .", "tsc --noEmit", "gcc -c x.c"} {
+		if d := e.DecideLine(reaching, line); d.Action != Allow {
+			t.Errorf("%q reaching out: %s; want allow\n%v", line, d.Action, d.Reasons)
+		}
+	}
+}
+
+// find acts from left to right: -delete before any test deletes the whole
+// tree, and an -o lets the action after it see everything again.
+func TestFindActionOrder(t *testing.T) {
+	e := New(Default())
+	ctx := &Context{Workspace: "/w", Cwd: "/w", Home: "/home/u"}
+	for _, tc := range []struct {
+		line string
+		want Action
+	}{
+		{"find . -name '*.pyc' -delete", Allow},
+		{"find . -delete -name x", Deny},
+		{"find . -name x -o -delete", Deny},
+		{"find src -type f -name '*.o' -exec rm {} +", Allow},
+		{"find src -exec rm -rf {} +", Ask},
+		{"find . -exec rm -rf {} +", Deny},
+		{"find src -delete", Ask},
+	} {
+		if d := e.DecideLine(ctx, tc.line); d.Action != tc.want {
+			t.Errorf("%q: %s; want %s\n%v", tc.line, d.Action, tc.want, d.Reasons)
+		}
+	}
+}

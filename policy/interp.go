@@ -22,7 +22,7 @@ const (
 // in one pass, without regular expressions over the whole of it, so that
 // judging stays linear and fast.
 func inlineCode(j *judge, lang, code string, static bool) {
-	j.add(SafeWrite, 2, "runs inline %s code", lang)
+	j.reach(Caution, 3, "runs inline %s code: forgebox reads the calls it names, not what the libraries it calls do", lang)
 	if !static {
 		j.add(Caution, 5, "runs %s code computed at run time", lang)
 	}
@@ -80,7 +80,7 @@ func inlineCode(j *judge, lang, code string, static bool) {
 		dynamic = `\x escapes`
 	}
 	if network != "" {
-		j.add(Caution, 3, "the %s code uses the network (%s)", lang, network)
+		j.reach(Caution, 3, "the %s code uses the network (%s)", lang, network)
 	}
 	if dynamic != "" {
 		j.add(Caution, 5, "obfuscated or dynamic %s code (%s)", lang, dynamic)

@@ -42,6 +42,23 @@ func (j *judge) reach(cat Category, risk int, format string, args ...any) {
 	j.findings[len(j.findings)-1].Reach = true
 }
 
+// projectCode records that the command runs code forgebox does not read:
+// a script of the workspace, inline code, the project's own build, test
+// or package scripts. In the workspace that code only changes the
+// workspace, but it may send data or change something remote: a reach.
+// Contained, it runs unasked; reaching out (--net host, a --rw path
+// outside the workspace, the hook without --wrap) it is asked about once
+// per session, as an unknown program is.
+func (j *judge) projectCode(format string, args ...any) {
+	j.reach(Caution, 3, format+", code forgebox does not read", args...)
+}
+
+// undoable marks the last finding: all it destroys is content of the
+// workspace (Finding.Undoable).
+func (j *judge) undoable() {
+	j.findings[len(j.findings)-1].Undoable = true
+}
+
 func clampRisk(r int) int {
 	return min(max(r, 0), 10)
 }

@@ -233,7 +233,7 @@ func judgeRedis(j *judge, c *Command) {
 			return
 		}
 		j.dbInput(c, c.Name, func(text string, _ bool) {
-			worst := finding{ReadOnly, 1, c.Name + " runs a command"}
+			worst := finding{cat: ReadOnly, risk: 1, reason: c.Name + " runs a command"}
 			for line := range strings.Lines(text) {
 				if f := redisCommand(c.Name, strings.Fields(line)); worst.worse(f) {
 					worst = f
@@ -253,7 +253,7 @@ func judgeRedis(j *judge, c *Command) {
 // redisCommand judges one redis command by its name.
 func redisCommand(tool string, words []string) finding {
 	if len(words) == 0 {
-		return finding{ReadOnly, 0, tool + " runs nothing"}
+		return finding{cat: ReadOnly, risk: 0, reason: tool + " runs nothing"}
 	}
 	cmd, sub := strings.ToUpper(words[0]), ""
 	if len(words) > 1 {
@@ -261,28 +261,28 @@ func redisCommand(tool string, words []string) finding {
 	}
 	switch cmd {
 	case "FLUSHALL", "FLUSHDB":
-		return finding{Dangerous, 7, fmt.Sprintf("%s %s deletes every key", tool, cmd)}
+		return finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("%s %s deletes every key", tool, cmd)}
 	case "SHUTDOWN", "DEBUG":
-		return finding{Dangerous, 7, fmt.Sprintf("%s %s stops or crashes the server", tool, cmd)}
+		return finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("%s %s stops or crashes the server", tool, cmd)}
 	case "SLAVEOF", "REPLICAOF", "SWAPDB":
-		return finding{Dangerous, 6, fmt.Sprintf("%s %s can replace the server's data", tool, cmd)}
+		return finding{cat: Dangerous, risk: 6, reason: fmt.Sprintf("%s %s can replace the server's data", tool, cmd)}
 	case "CONFIG", "SCRIPT", "FUNCTION", "ACL", "MODULE":
 		if sub == "GET" || sub == "LIST" || sub == "EXISTS" || sub == "WHOAMI" || sub == "DUMP" || sub == "STATS" || sub == "USERS" || sub == "CAT" {
-			return finding{ReadOnly, 1, fmt.Sprintf("%s %s %s only reads", tool, cmd, sub)}
+			return finding{cat: ReadOnly, risk: 1, reason: fmt.Sprintf("%s %s %s only reads", tool, cmd, sub)}
 		}
-		return finding{Caution, 5, fmt.Sprintf("%s %s %s changes the server (CONFIG SET can write files anywhere)", tool, cmd, sub)}
+		return finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s %s %s changes the server (CONFIG SET can write files anywhere)", tool, cmd, sub)}
 	case "EVAL", "EVALSHA", "EVAL_RO", "FCALL":
-		return finding{Caution, 5, fmt.Sprintf("%s %s runs a script on the server", tool, cmd)}
+		return finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s %s runs a script on the server", tool, cmd)}
 	case "MONITOR", "SUBSCRIBE", "PSUBSCRIBE", "SSUBSCRIBE":
-		return finding{Interactive, 1, fmt.Sprintf("interactive: %s %s runs until it is interrupted", tool, cmd)}
+		return finding{cat: Interactive, risk: 1, reason: fmt.Sprintf("interactive: %s %s runs until it is interrupted", tool, cmd)}
 	case "GET", "MGET", "KEYS", "SCAN", "INFO", "PING", "TTL", "PTTL", "EXISTS", "TYPE", "HGET", "HGETALL", "HKEYS", "HVALS",
 		"HLEN", "HMGET", "HEXISTS", "LRANGE", "LLEN", "LINDEX", "SMEMBERS", "SCARD", "SISMEMBER", "ZRANGE", "ZCARD", "ZSCORE",
 		"ZRANK", "DBSIZE", "STRLEN", "GETRANGE", "XRANGE", "XREVRANGE", "XLEN", "XINFO", "MEMORY", "SLOWLOG", "LASTSAVE", "TIME",
 		"ECHO", "ROLE", "COMMAND", "OBJECT", "DUMP", "LATENCY", "HSCAN", "SSCAN", "ZSCAN", "RANDOMKEY", "CLIENT", "CLUSTER", "HELLO", "AUTH", "SELECT":
 		if cmd == "CLIENT" && (sub == "KILL" || sub == "PAUSE") {
-			return finding{Caution, 4, fmt.Sprintf("%s CLIENT %s disrupts other clients", tool, sub)}
+			return finding{cat: Caution, risk: 4, reason: fmt.Sprintf("%s CLIENT %s disrupts other clients", tool, sub)}
 		}
-		return finding{ReadOnly, 1, fmt.Sprintf("%s %s only reads", tool, cmd)}
+		return finding{cat: ReadOnly, risk: 1, reason: fmt.Sprintf("%s %s only reads", tool, cmd)}
 	}
-	return finding{Caution, 3, fmt.Sprintf("%s %s changes data", tool, cmd)}
+	return finding{cat: Caution, risk: 3, reason: fmt.Sprintf("%s %s changes data", tool, cmd)}
 }

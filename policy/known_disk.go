@@ -48,11 +48,11 @@ func judgeDisk(j *judge, c *Command) {
 		j.add(ReadOnly, 1, "%s lists partitions or signatures", name)
 		return
 	}
-	worst := finding{Forbidden, 10, fmt.Sprintf("%s erases a disk", name)}
+	worst := finding{cat: Forbidden, risk: 10, reason: fmt.Sprintf("%s erases a disk", name)}
 	if strings.HasSuffix(name, "disk") || name == "parted" {
-		worst = finding{Forbidden, 9, fmt.Sprintf("%s repartitions a disk: what is on it is lost", name)}
+		worst = finding{cat: Forbidden, risk: 9, reason: fmt.Sprintf("%s repartitions a disk: what is on it is lost", name)}
 	}
-	local := finding{ReadOnly, -1, ""}
+	local := finding{cat: ReadOnly, risk: -1, reason: ""}
 	for _, a := range s.ops {
 		var f finding
 		switch p := j.place(a); {
@@ -61,9 +61,9 @@ func judgeDisk(j *judge, c *Command) {
 		case isNumber(a.Value) || partedWord(a.Value) || p == PlaceWorkspaceRoot:
 			continue
 		case p == PlaceWorkspace || p == PlaceTemp:
-			f = finding{Caution, 5, fmt.Sprintf("%s formats or repartitions the image file %s", name, a.Value)}
+			f = finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s formats or repartitions the image file %s", name, a.Value)}
 		default:
-			f = finding{Dangerous, 7, fmt.Sprintf("%s formats or repartitions %s (%s)", name, a.Value, phrase(p))}
+			f = finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("%s formats or repartitions %s (%s)", name, a.Value, phrase(p))}
 		}
 		if local.worse(f) {
 			local = f

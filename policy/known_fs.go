@@ -45,6 +45,11 @@ type finding struct {
 	cat    Category
 	risk   int
 	reason string
+	// sandboxed: this low only because of the run's sandbox (a removal
+	// in its private /tmp).
+	sandboxed bool
+	// undoable: all it destroys is the workspace's content (Finding.Undoable).
+	undoable bool
 }
 
 func (f finding) worse(g finding) bool {
@@ -54,6 +59,8 @@ func (f finding) worse(g finding) bool {
 func (j *judge) record(f finding) {
 	if f.reason != "" {
 		j.add(f.cat, f.risk, "%s", f.reason)
+		last := &j.findings[len(j.findings)-1]
+		last.sandboxed, last.Undoable = f.sandboxed, f.undoable
 	}
 }
 
@@ -129,23 +136,32 @@ func judgeFind(j *judge, c *Command) {
 	if len(roots) == 0 {
 		roots = []Arg{staticArg(".")}
 	}
-	filtered, deletes := false, false
+	// find evaluates its expression from left to right: an action acts
+	// only on what the tests before it let through (find . -delete -name x
+	// deletes everything). filtered is whether a test came before; an -o
+	// or a comma lets the actions after it see everything again, and a
+	// parenthesis or ! makes the order too hard to read: the worse reading.
+	filtered, deletes, deletesAll := false, false, false
 	type run struct {
-		action string
-		cmd    []Arg
+		action   string
+		cmd      []Arg
+		filtered bool
 	}
 	var runs []run
 	for ; i < len(args); i++ {
 		v := args[i].Value
 		switch {
+		case v == "-o" || v == "-or" || v == "," || v == "(" || v == ")" || v == "!" || v == "-not":
+			filtered = false
 		case v == "-delete":
 			deletes = true
+			deletesAll = deletesAll || !filtered
 		case v == "-exec" || v == "-execdir" || v == "-ok" || v == "-okdir":
 			end := i + 1
 			for end < len(args) && args[end].Value != ";" && !(args[end].Value == "+" && args[end-1].Value == "{}") {
 				end++
 			}
-			runs = append(runs, run{v, args[i+1 : end]})
+			runs = append(runs, run{v, args[i+1 : end], filtered})
 			i = end
 		case v == "-fprint" || v == "-fprint0" || v == "-fls" || v == "-fprintf":
 			if i+1 < len(args) {
@@ -164,13 +180,14 @@ func judgeFind(j *judge, c *Command) {
 	}
 	j.add(ReadOnly, 0, "find lists files")
 	if deletes {
-		worst := finding{ReadOnly, -1, ""}
+		worst := finding{cat: ReadOnly, risk: -1, reason: ""}
 		for _, r := range roots {
 			f := j.removal(r, true, true, "find -delete")
-			if p, _ := j.where(r); filtered && f.cat != Forbidden && (p == PlaceWorkspaceRoot || p == PlaceWorkspace || p == PlaceTemp || p == PlaceTempRoot) {
+			if p, _ := j.where(r); !deletesAll && f.cat != Forbidden && (p == PlaceWorkspaceRoot || p == PlaceWorkspace || p == PlaceTemp || p == PlaceTempRoot) {
 				// With a test like -name, find deletes what matches, not
 				// the directory: rm -rf build/*.o, not rm -rf .
-				f = finding{SafeWrite, 2, fmt.Sprintf("find -delete removes the matching files under %s", r.Value)}
+				f = finding{cat: SafeWrite, risk: 2, reason: fmt.Sprintf("find -delete removes the matching files under %s", r.Value),
+					undoable: p == PlaceWorkspaceRoot || p == PlaceWorkspace, sandboxed: f.sandboxed}
 			}
 			if worst.worse(f) {
 				worst = f
@@ -189,7 +206,7 @@ func judgeFind(j *judge, c *Command) {
 			roots = roots[:4]
 		}
 		for _, root := range roots {
-			j.argv(findCommand(r.cmd, root, filtered), "find "+r.action)
+			j.argv(findCommand(r.cmd, root, r.filtered), "find "+r.action)
 		}
 	}
 }
@@ -227,10 +244,10 @@ func findCommand(cmd []Arg, root Arg, filtered bool) []Arg {
 // judgeShred: shred overwrites files so that nothing can be recovered.
 func judgeShred(j *judge, c *Command) {
 	s := scan(c.Rest(), flags{short: "ns", long: " iterations size random-source remove "})
-	worst := finding{Dangerous, 7, fmt.Sprintf("%s overwrites files so they cannot be recovered", c.Name)}
+	worst := finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("%s overwrites files so they cannot be recovered", c.Name)}
 	for _, a := range s.ops {
 		if p, _ := j.where(a); p == PlaceDisk {
-			worst = finding{Forbidden, 10, fmt.Sprintf("%s overwrites the disk %s", c.Name, a.Value)}
+			worst = finding{cat: Forbidden, risk: 10, reason: fmt.Sprintf("%s overwrites the disk %s", c.Name, a.Value)}
 		}
 	}
 	j.record(worst)
@@ -239,14 +256,14 @@ func judgeShred(j *judge, c *Command) {
 // judgeTruncate: truncate destroys a file's contents in place.
 func judgeTruncate(j *judge, c *Command) {
 	s := scan(c.Rest(), flags{short: "sro", long: " size reference "})
-	worst := finding{ReadOnly, 0, "truncate without a file does nothing"}
+	worst := finding{cat: ReadOnly, risk: 0, reason: "truncate without a file does nothing"}
 	for _, a := range s.ops {
 		var f finding
 		switch p, _ := j.where(a); p {
 		case PlaceWorkspace, PlaceTemp, PlaceUnknown, PlaceDevice:
-			f = finding{Caution, 5, fmt.Sprintf("truncate cuts %s to a new size, destroying what was there", a.Value)}
+			f = finding{cat: Caution, risk: 5, reason: fmt.Sprintf("truncate cuts %s to a new size, destroying what was there", a.Value)}
 		default:
-			f = finding{Dangerous, 7, fmt.Sprintf("truncate cuts %s (%s) to a new size", a.Value, phrase(p))}
+			f = finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("truncate cuts %s (%s) to a new size", a.Value, phrase(p))}
 		}
 		if worst.worse(f) {
 			worst = f
@@ -288,7 +305,7 @@ func judgeChmod(j *judge, c *Command) {
 		mode, ops = ops[0].Value, ops[1:]
 	}
 	open := c.Name == "chmod" && (strings.Contains(mode, "777") || strings.Contains(mode, "666") || strings.Contains(mode, "a+rwx") || strings.Contains(mode, "o+w") || strings.Contains(mode, "a+w"))
-	worst := finding{ReadOnly, 0, fmt.Sprintf("%s without a file changes nothing", c.Name)}
+	worst := finding{cat: ReadOnly, risk: 0, reason: fmt.Sprintf("%s without a file changes nothing", c.Name)}
 	for _, a := range ops {
 		f := j.permission(c.Name, a, recursive)
 		if open && recursive && f.cat != Forbidden {
@@ -300,7 +317,7 @@ func judgeChmod(j *judge, c *Command) {
 		}
 	}
 	if c.Name == "chmod" && (strings.Contains(mode, "s") || len(mode) == 4 && mode[0] >= '2' && mode[0] <= '7') {
-		if f := (finding{Caution, 5, "chmod sets the setuid or setgid bit"}); worst.worse(f) {
+		if f := (finding{cat: Caution, risk: 5, reason: "chmod sets the setuid or setgid bit"}); worst.worse(f) {
 			worst = f
 		}
 	}
@@ -316,20 +333,20 @@ func (j *judge) permission(name string, a Arg, recursive bool) finding {
 	switch p {
 	case PlaceRoot, PlaceSystemRoot, PlaceHomeRoot:
 		if recursive && all {
-			return finding{Forbidden, 9, fmt.Sprintf("%s changes every file under %s (%s): the system or the account stops working", how, a.Value, phrase(p))}
+			return finding{cat: Forbidden, risk: 9, reason: fmt.Sprintf("%s changes every file under %s (%s): the system or the account stops working", how, a.Value, phrase(p))}
 		}
 		if p == PlaceHomeRoot {
-			return finding{Caution, 4, fmt.Sprintf("%s changes the home directory", how)}
+			return finding{cat: Caution, risk: 4, reason: fmt.Sprintf("%s changes the home directory", how)}
 		}
-		return finding{Dangerous, 7, fmt.Sprintf("%s changes %s, a system directory", how, a.Value)}
+		return finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("%s changes %s, a system directory", how, a.Value)}
 	case PlaceSystem, PlaceDisk, PlaceDevice:
-		return finding{Dangerous, 7, fmt.Sprintf("%s changes %s, a system file", how, a.Value)}
+		return finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("%s changes %s, a system file", how, a.Value)}
 	case PlaceGitHooks:
-		return finding{Caution, 5, fmt.Sprintf("%s changes the git hook %s, code git runs by itself", how, a.Value)}
+		return finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s changes the git hook %s, code git runs by itself", how, a.Value)}
 	case PlaceWorkspace, PlaceWorkspaceRoot, PlaceGitDir, PlaceTemp, PlaceTempRoot:
-		return finding{SafeWrite, 2, fmt.Sprintf("%s changes %s in %s", how, a.Value, phrase(p))}
+		return finding{cat: SafeWrite, risk: 2, reason: fmt.Sprintf("%s changes %s in %s", how, a.Value, phrase(p))}
 	}
-	return finding{Caution, 4, fmt.Sprintf("%s changes %s (%s)", how, a.Value, phrase(p))}
+	return finding{cat: Caution, risk: 4, reason: fmt.Sprintf("%s changes %s (%s)", how, a.Value, phrase(p))}
 }
 
 // judgeMv: moving a file removes it from where it was, so mv is judged by
@@ -348,7 +365,7 @@ func judgeMv(j *judge, c *Command) {
 		j.add(Caution, 3, "mv without a destination")
 		return
 	}
-	worst := finding{SafeWrite, 2, "mv moves files within the workspace"}
+	worst := finding{cat: SafeWrite, risk: 2, reason: "mv moves files within the workspace"}
 	consider := func(f finding) {
 		if worst.worse(f) {
 			worst = f
@@ -358,18 +375,18 @@ func judgeMv(j *judge, c *Command) {
 		switch p, _ := j.where(a); p {
 		case PlaceWorkspace, PlaceTemp:
 		case PlaceOutside, PlaceHome, PlaceUnknown, PlaceTempRoot:
-			consider(finding{Caution, 4, fmt.Sprintf("mv moves %s from %s", a.Value, phrase(p))})
+			consider(finding{cat: Caution, risk: 4, reason: fmt.Sprintf("mv moves %s from %s", a.Value, phrase(p))})
 		default:
-			consider(finding{Dangerous, 7, fmt.Sprintf("mv moves %s away (%s)", a.Value, phrase(p))})
+			consider(finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("mv moves %s away (%s)", a.Value, phrase(p))})
 		}
 	}
 	p, _ := j.where(to)
 	switch p {
 	case PlaceWorkspace, PlaceWorkspaceRoot, PlaceTemp, PlaceTempRoot:
 	case PlaceOutside, PlaceHome, PlaceHomeRoot, PlaceUnknown:
-		consider(finding{Caution, 4, fmt.Sprintf("mv moves files to %s (%s)", to.Value, phrase(p))})
+		consider(finding{cat: Caution, risk: 4, reason: fmt.Sprintf("mv moves files to %s (%s)", to.Value, phrase(p))})
 	default:
-		consider(finding{Dangerous, 7, fmt.Sprintf("mv replaces or fills %s (%s)", to.Value, phrase(p))})
+		consider(finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("mv replaces or fills %s (%s)", to.Value, phrase(p))})
 	}
 	j.record(worst)
 }

@@ -100,6 +100,10 @@ func judgeGit(j *judge, c *Command) {
 	start := len(j.findings)
 	gitCommand(j, sub.Value, rest)
 	if elsewhere != "" {
+		// Undo keeps the workspace, not the repository elsewhere.
+		for k := range j.findings[start:] {
+			j.findings[start+k].Undoable = false
+		}
 		for _, f := range j.findings[start:] {
 			if f.Category != ReadOnly && f.Category != Interactive && f.Risk > 0 {
 				j.add(Caution, 4, "git works on a repository outside the workspace (%s)", elsewhere)
@@ -182,6 +186,7 @@ func gitCommand(j *judge, sub string, args []Arg) {
 		s := scan(args, flags{short: "cC", long: " create force-create orphan conflict "})
 		if s.has("-f", "--discard-changes") || s.abbrev("force", 5) {
 			j.add(Dangerous, 6, "git switch --discard-changes throws away uncommitted changes, which git cannot restore")
+			j.undoable()
 			return
 		}
 		j.add(SafeWrite, 2, "git switch changes branches; git refuses when uncommitted work would be lost")
@@ -250,19 +255,23 @@ func gitCommand(j *judge, sub string, args []Arg) {
 		}
 	case "filter-branch", "filter-repo":
 		j.add(Dangerous, 7, "git %s rewrites the repository's whole history", sub)
+		j.undoable()
 	case "update-ref":
 		s := scan(args, flags{short: "m"})
 		switch {
 		case s.has("-d"):
 			j.add(Dangerous, 6, "git update-ref -d deletes a ref: the commits only it reached may be lost")
+			j.undoable()
 		case s.has("--stdin"):
 			j.add(Caution, 5, "git update-ref --stdin changes refs read from its input")
 		default:
 			j.add(Caution, 4, "git update-ref moves a ref directly; the commits it pointed to may be lost")
+			j.undoable()
 		}
 	case "reflog":
 		if len(args) > 0 && (args[0].Value == "expire" || args[0].Value == "delete" || args[0].Value == "drop") {
 			j.add(Dangerous, 6, "git reflog %s deletes the record that lets lost commits be recovered", args[0].Value)
+			j.undoable()
 			return
 		}
 		j.add(ReadOnly, 0, "git reflog shows where refs have been")
@@ -270,15 +279,18 @@ func gitCommand(j *judge, sub string, args []Arg) {
 		s := scan(args, flags{})
 		if p, ok := s.val("--prune"); ok && (p == "now" || p == "all") {
 			j.add(Caution, 5, "git gc --prune=%s deletes unreachable objects: the last copy of lost commits", p)
+			j.undoable()
 			return
 		}
 		j.add(SafeWrite, 2, "git gc packs the repository")
 	case "prune":
 		j.add(Caution, 5, "git prune deletes unreachable objects: the last copy of lost commits")
+		j.undoable()
 	case "rm":
 		s := scan(args, flags{long: " pathspec-from-file "})
 		if s.has("-f", "--force") {
 			j.add(Caution, 4, "git rm -f removes files even with uncommitted changes")
+			j.undoable()
 			return
 		}
 		j.add(SafeWrite, 2, "git rm removes tracked files (their last commit keeps them)")

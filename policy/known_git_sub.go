@@ -92,8 +92,10 @@ func gitReset(j *judge, args []Arg) {
 	switch {
 	case s.has("--hard"):
 		j.add(Dangerous, 6, "git reset --hard discards uncommitted changes, which git cannot restore")
+		j.undoable()
 	case s.has("--keep", "--merge"):
 		j.add(Caution, 3, "git reset %s moves HEAD and updates the working tree", "--keep")
+		j.undoable()
 	case s.has("-p", "--patch"):
 		j.add(Interactive, 1, "interactive: git reset -p asks about each hunk")
 	default:
@@ -112,11 +114,14 @@ func gitClean(j *judge, args []Arg) {
 	case s.has("-f") || s.abbrev("force", 1):
 		if ignored {
 			j.add(Dangerous, 6, "git clean -fx deletes untracked and ignored files, which git cannot restore")
+			j.undoable()
 			return
 		}
 		j.add(Dangerous, 6, "git clean -f deletes untracked files, which git cannot restore")
+		j.undoable()
 	default:
 		j.add(Caution, 3, "git clean deletes untracked files where clean.requireForce is off")
+		j.undoable()
 	}
 }
 
@@ -130,9 +135,11 @@ func gitCheckout(j *judge, args []Arg) {
 		return
 	case s.has("-f") || s.abbrev("force", 2):
 		j.add(Dangerous, 6, "git checkout -f throws away uncommitted changes, which git cannot restore")
+		j.undoable()
 		return
 	case s.has("--pathspec-from-file"):
 		j.add(Dangerous, 6, "git checkout overwrites uncommitted changes to the listed paths")
+		j.undoable()
 		return
 	case s.has("-b", "-B", "--orphan"):
 		j.add(SafeWrite, 2, "git checkout -b creates and switches to a branch")
@@ -152,6 +159,7 @@ func gitCheckout(j *judge, args []Arg) {
 		return
 	}
 	j.add(Dangerous, 6, "git checkout %s overwrites uncommitted changes to it, which git cannot restore", quote(paths[0]))
+	j.undoable()
 }
 
 // pathLike guesses whether a lone checkout operand is a path rather than
@@ -190,6 +198,7 @@ func gitRestore(j *judge, args []Arg) {
 		j.add(SafeWrite, 2, "git restore --staged unstages changes; the working tree is kept")
 	default:
 		j.add(Dangerous, 6, "git restore discards uncommitted changes in the working tree, which git cannot restore")
+		j.undoable()
 	}
 }
 
@@ -204,6 +213,7 @@ func gitStash(j *judge, args []Arg) {
 		j.add(ReadOnly, 0, "git stash %s only reads", verb)
 	case "drop", "clear":
 		j.add(Dangerous, 6, "git stash %s deletes stashed changes, which git cannot restore", verb)
+		j.undoable()
 	case "push", "save", "apply", "pop", "branch", "create", "store":
 		if s.has("-p", "--patch") {
 			j.add(Interactive, 1, "interactive: git stash -p asks about each hunk")
@@ -221,10 +231,13 @@ func gitBranch(j *judge, args []Arg) {
 	switch {
 	case s.has("-D") || force && (s.has("-d") || s.abbrev("delete", 3)):
 		j.add(Dangerous, 6, "git branch -D deletes a branch even if it is not merged: its commits may be lost")
+		j.undoable()
 	case s.has("-d") || s.abbrev("delete", 3):
 		j.add(Caution, 3, "git branch -d deletes a merged branch")
+		j.undoable()
 	case s.has("-M", "-C") || force && len(s.ops) > 0:
 		j.add(Caution, 3, "git branch %s overwrites an existing branch", "-f")
+		j.undoable()
 	case s.has("--edit-description"):
 		j.add(Interactive, 1, "interactive: git branch --edit-description opens an editor")
 	case s.has("-m", "-c", "--move", "--copy", "-u", "--set-upstream-to", "--unset-upstream", "--track", "-t"):
@@ -241,10 +254,12 @@ func gitTag(j *judge, args []Arg) {
 	switch {
 	case s.has("-d", "--delete"):
 		j.add(Caution, 3, "git tag -d deletes a tag")
+		j.undoable()
 	case s.has("-v", "--verify", "-l", "--list") || len(s.ops) == 0:
 		j.add(ReadOnly, 0, "git tag lists or verifies tags")
 	case s.has("-f", "--force"):
 		j.add(Caution, 3, "git tag -f moves an existing tag")
+		j.undoable()
 	default:
 		if s.has("-a", "-s", "-u", "--annotate", "--sign", "--local-user") && !s.has("-m", "-F", "--message", "--file") {
 			j.add(Interactive, 1, "interactive: git tag -a without -m opens an editor")
@@ -374,8 +389,10 @@ func gitRebase(j *judge, args []Arg) {
 	case s.has("-i", "--interactive", "--edit-todo"):
 		j.add(Interactive, 2, "interactive: git rebase -i opens an editor with the commit list")
 		j.add(Caution, 3, "git rebase rewrites the branch's local history")
+		j.undoable()
 	default:
 		j.add(Caution, 3, "git rebase rewrites the branch's local history")
+		j.undoable()
 	}
 }
 

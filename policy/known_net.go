@@ -332,12 +332,10 @@ func judgeRsync(j *judge, c *Command) {
 	}
 	j.write(dest, "rsync")
 	if deletes {
-		switch p, _ := j.where(dest); p {
-		case PlaceWorkspace, PlaceWorkspaceRoot, PlaceTemp, PlaceTempRoot:
-			j.add(SafeWrite, 2, "rsync --delete removes files in %s that the source lacks", dest.Value)
-		default:
-			j.add(Dangerous, 7, "rsync --delete removes files in %s (%s) that the source lacks", dest.Value, phrase(p))
-		}
+		// What the source lacks is removed from the whole of the
+		// destination: judged as rm -r of it (a generated directory or the
+		// private /tmp is nobody's work; src/ may be).
+		j.record(j.removal(dest, true, false, "rsync --delete (files the source lacks)"))
 	}
 }
 

@@ -288,7 +288,7 @@ func judgeNodePackages(j *judge, c *Command) {
 		}
 		j.add(Caution, 3, "%s %s removes packages from the project", name, verb)
 	case kind == pkgRun:
-		j.add(SafeWrite, 2, "%s %s runs the project's script", name, verb)
+		j.projectCode("%s %s runs the project's script", name, verb)
 	case kind == pkgPublish:
 		j.reach(Caution, 5, "%s %s acts on the package registry under the user's account", name, verb)
 	case kind == pkgRead:
@@ -298,12 +298,12 @@ func judgeNodePackages(j *judge, c *Command) {
 		}
 		j.add(ReadOnly, 0, "%s %s only reports", name, verb)
 	case verb == "exec" || verb == "x" || verb == "dlx":
-		j.add(SafeWrite, 2, "%s %s runs a package's program", name, verb)
+		j.projectCode("%s %s runs a package's program", name, verb)
 		if len(ops) > 0 {
 			j.argv(ops, name+" "+verb)
 		}
 	case name == "yarn" || name == "pnpm":
-		j.add(SafeWrite, 2, "%s %s runs the project's script", name, verb) // yarn build is yarn run build
+		j.projectCode("%s %s runs the project's script", name, verb) // yarn build is yarn run build
 	case name == "bundle" || name == "bundler":
 		j.add(Caution, 3, "bundle %s is a subcommand forgebox does not know", verb)
 	default:
@@ -356,17 +356,17 @@ func judgeGo(j *judge, c *Command) {
 	case "mod":
 		j.add(SafeWrite, 2, "go mod manages the module's dependencies")
 	case "test":
-		j.add(SafeWrite, 2, "go test builds and runs the tests")
+		j.projectCode("go test builds and runs the tests")
 	case "run":
 		if remote {
 			j.reach(Caution, 3, "go run downloads and runs %s", ops[0].Value)
 			return
 		}
-		j.add(SafeWrite, 2, "go run builds and runs the program")
+		j.projectCode("go run builds and runs the program")
 	case "install", "get":
 		j.reach(Caution, 3, "go %s downloads or installs modules", verb)
 	case "generate":
-		j.add(Caution, 3, "go generate runs the commands in //go:generate comments")
+		j.projectCode("go generate runs the commands in //go:generate comments")
 	case "env":
 		if s.has("--w", "--u") {
 			j.add(Caution, 3, "go env -w changes the user's Go environment")
@@ -405,8 +405,10 @@ func judgeCargo(j *judge, c *Command) {
 		return
 	}
 	switch verb {
-	case "build", "b", "check", "c", "test", "t", "run", "r", "bench", "fmt", "clippy", "doc", "d", "clean", "new", "init",
-		"update", "fetch", "generate-lockfile", "vendor", "package", "add", "remove", "rm", "fix", "nextest":
+	case "build", "b", "check", "c", "test", "t", "run", "r", "bench", "clippy", "doc", "d", "package", "fix", "nextest":
+		// Build scripts (build.rs) and procedural macros run at build time.
+		j.projectCode("cargo %s builds and runs the project's code", verb)
+	case "fmt", "clean", "new", "init", "update", "fetch", "generate-lockfile", "vendor", "add", "remove", "rm":
 		j.add(SafeWrite, 2, "cargo %s builds, checks or manages the project", verb)
 	case "tree", "metadata", "locate-project", "read-manifest", "verify-project", "pkgid", "search", "version", "help", "":
 		j.add(ReadOnly, 0, "cargo %s only reports", verb)

@@ -49,7 +49,7 @@ func judgeMake(j *judge, c *Command) {
 			j.add(Caution, 4, "%s --eval runs make code given on the line", c.Name)
 		}
 	}
-	j.add(SafeWrite, 2, "%s builds, checks or formats the project", c.Name)
+	j.projectCode("%s builds, tests or checks the project, running the project's own code", c.Name)
 }
 
 // inProject reports whether a place is the project's own or scratch.
@@ -112,11 +112,11 @@ func remoteTask(t string, maven bool) bool {
 func judgeMaven(j *judge, c *Command) {
 	for _, t := range tasks(c.Rest(), mavenValues) {
 		if remoteTask(t, true) {
-			j.add(Caution, 5, "%s %s publishes to a remote repository or source control under the user's account", c.Name, t)
+			j.reach(Caution, 5, "%s %s publishes to a remote repository or source control under the user's account", c.Name, t)
 			return
 		}
 	}
-	j.add(SafeWrite, 2, "%s builds, checks or formats the project", c.Name)
+	j.projectCode("%s builds, tests or checks the project, running the project's own code", c.Name)
 }
 
 // judgeGradle: gradle publish, ./gradlew publishPlugins and other
@@ -124,11 +124,11 @@ func judgeMaven(j *judge, c *Command) {
 func judgeGradle(j *judge, c *Command) {
 	for _, t := range tasks(c.Rest(), gradleValues) {
 		if remoteTask(t, false) {
-			j.add(Caution, 5, "%s %s publishes to a remote repository or server under the user's account", c.Name, t)
+			j.reach(Caution, 5, "%s %s publishes to a remote repository or server under the user's account", c.Name, t)
 			return
 		}
 	}
-	j.add(SafeWrite, 2, "%s builds, checks or formats the project", c.Name)
+	j.projectCode("%s builds, tests or checks the project, running the project's own code", c.Name)
 }
 
 // destructiveVerbs start the subcommands of jar command lines that
@@ -152,7 +152,7 @@ func judgeJava(j *judge, c *Command) {
 		}
 	}
 	if jar < 0 {
-		j.add(SafeWrite, 2, "java runs a Java program")
+		j.projectCode("java runs a Java program")
 		return
 	}
 	name := strings.ToLower(path.Base(args[jar].Value))

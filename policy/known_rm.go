@@ -14,63 +14,65 @@ func (j *judge) removal(a Arg, recursive, force bool, how string) finding {
 	strong := recursive || force
 	if !a.Static {
 		if rest, ok := strings.CutPrefix(unquoteVar(v), "$HOME"); ok && (rest == "" || rest == "/" || rest == "/*" || rest == "/.*") {
-			return finding{Forbidden, 10, fmt.Sprintf("%s removes %s: the home directory", how, v)}
+			return finding{cat: Forbidden, risk: 10, reason: fmt.Sprintf("%s removes %s: the home directory", how, v)}
 		}
 		if a.IfEmpty == "" {
-			return finding{Caution, 5, fmt.Sprintf("%s removes %s, a path computed at run time", how, v)}
+			return finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s removes %s, a path computed at run time", how, v)}
 		}
 		// "$DIR/" is "/" when DIR is unset: judge the word as it would be then.
 		e := Arg{Value: a.IfEmpty, Static: true, IfEmpty: a.IfEmpty, Glob: a.Glob || strings.ContainsAny(a.IfEmpty, "*?[")}
 		p, _ := j.where(e)
 		switch p {
 		case PlaceRoot, PlaceSystemRoot, PlaceHomeRoot, PlaceDisk, PlaceWorkspaceRoot:
-			return finding{Dangerous, 8, fmt.Sprintf("%s removes %s, which is %s (%s) when its variables are empty", how, v, quote(e), phrase(p))}
+			return finding{cat: Dangerous, risk: 8, reason: fmt.Sprintf("%s removes %s, which is %s (%s) when its variables are empty", how, v, quote(e), phrase(p))}
 		case PlaceGitDir:
 			if path.Base(j.ctx.Abs(e.Value)) == ".git" {
-				return finding{Dangerous, 8, fmt.Sprintf("%s removes %s, which is the repository's .git when its variables are empty", how, v)}
+				return finding{cat: Dangerous, risk: 8, reason: fmt.Sprintf("%s removes %s, which is the repository's .git when its variables are empty", how, v)}
 			}
 		case PlaceOutside, PlaceHome, PlaceSystem, PlaceStartup, PlaceGitHooks, PlaceDevice:
 			if strong {
-				return finding{Dangerous, 7, fmt.Sprintf("%s removes %s, a path computed at run time in %s%s", how, v, phrase(p), privateTmp(v))}
+				return finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("%s removes %s, a path computed at run time in %s%s", how, v, phrase(p), privateTmp(v))}
 			}
-			return finding{Dangerous, 6, fmt.Sprintf("%s removes %s, a path computed at run time in %s%s", how, v, phrase(p), privateTmp(v))}
+			return finding{cat: Dangerous, risk: 6, reason: fmt.Sprintf("%s removes %s, a path computed at run time in %s%s", how, v, phrase(p), privateTmp(v))}
 		}
-		return finding{Caution, 5, fmt.Sprintf("%s removes %s, a path computed at run time%s", how, v, privateTmp(v))}
+		return finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s removes %s, a path computed at run time%s", how, v, privateTmp(v))}
 	}
 	p, all := j.where(a)
 	if (p == PlaceTemp || p == PlaceTempRoot) && j.ctx.Sandbox.PrivateTmp && strings.HasPrefix(privateTmp(v), " (inside forgebox's sandbox, /tmp ") {
-		return finding{SafeWrite, 2, fmt.Sprintf("%s removes %s in the run's own private /tmp, which no other program sees", how, v)}
+		return finding{cat: SafeWrite, risk: 2, reason: fmt.Sprintf("%s removes %s in the run's own private /tmp, which no other program sees", how, v), sandboxed: true}
 	}
 	switch p {
 	case PlaceRoot, PlaceSystemRoot, PlaceHomeRoot:
 		if strong || a.Glob {
-			return finding{Forbidden, 10, fmt.Sprintf("%s removes %s: %s", how, v, phrase(p))}
+			return finding{cat: Forbidden, risk: 10, reason: fmt.Sprintf("%s removes %s: %s", how, v, phrase(p))}
 		}
-		return finding{Dangerous, 8, fmt.Sprintf("%s removes %s: %s", how, v, phrase(p))}
+		return finding{cat: Dangerous, risk: 8, reason: fmt.Sprintf("%s removes %s: %s", how, v, phrase(p))}
 	case PlaceDisk:
-		return finding{Forbidden, 10, fmt.Sprintf("%s removes the disk device %s", how, v)}
+		return finding{cat: Forbidden, risk: 10, reason: fmt.Sprintf("%s removes the disk device %s", how, v)}
 	}
 	switch strings.TrimRight(v, "/") {
 	case ".", "..", "*", ".*", "./*", "./.*":
 		if strong {
-			return finding{Dangerous, 8, fmt.Sprintf("%s removes %s: everything in the current directory", how, v)}
+			return finding{cat: Dangerous, risk: 8, reason: fmt.Sprintf("%s removes %s: everything in the current directory", how, v)}
 		}
 	}
 	base := path.Base(v)
+	// What removal destroys in the workspace (its .git included) forgebox
+	// undo can put back, when the run keeps undo: undoable.
 	switch p {
 	case PlaceWorkspaceRoot:
 		if strong && all {
-			return finding{Dangerous, 8, fmt.Sprintf("%s removes %s: the whole workspace", how, v)}
+			return finding{cat: Dangerous, risk: 8, reason: fmt.Sprintf("%s removes %s: the whole workspace", how, v), undoable: true}
 		}
-		return finding{Caution, 3, fmt.Sprintf("%s removes %s, the workspace itself", how, v)}
+		return finding{cat: Caution, risk: 3, reason: fmt.Sprintf("%s removes %s, the workspace itself", how, v), undoable: true}
 	case PlaceGitDir:
 		switch {
 		case base == ".git" && strong:
-			return finding{Dangerous, 8, fmt.Sprintf("%s removes %s: the repository's whole history", how, v)}
+			return finding{cat: Dangerous, risk: 8, reason: fmt.Sprintf("%s removes %s: the repository's whole history", how, v), undoable: true}
 		case recursive:
-			return finding{Dangerous, 7, fmt.Sprintf("%s removes %s inside the repository's .git", how, v)}
+			return finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("%s removes %s inside the repository's .git", how, v), undoable: true}
 		}
-		return finding{Caution, 5, fmt.Sprintf("%s removes %s inside the repository's .git", how, v)}
+		return finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s removes %s inside the repository's .git", how, v), undoable: true}
 	case PlaceWorkspace:
 		dir := base
 		if strings.ContainsAny(dir, "*?[") {
@@ -79,25 +81,25 @@ func (j *judge) removal(a Arg, recursive, force bool, how string) finding {
 		if recursive && !generated(dir) {
 			// As git reset --hard and git clean -fdx: work in it that is not
 			// committed is gone, and git cannot bring it back.
-			return finding{Dangerous, 6, fmt.Sprintf("%s removes the directory %s in the workspace, with any work in it not committed (git cannot restore it)", how, v)}
+			return finding{cat: Dangerous, risk: 6, reason: fmt.Sprintf("%s removes the directory %s in the workspace, with any work in it not committed (git cannot restore it)", how, v), undoable: true}
 		}
-		return finding{SafeWrite, 2, fmt.Sprintf("%s removes %s in %s", how, v, phrase(p))}
+		return finding{cat: SafeWrite, risk: 2, reason: fmt.Sprintf("%s removes %s in %s", how, v, phrase(p)), undoable: true}
 	case PlaceTemp:
-		return finding{SafeWrite, 2, fmt.Sprintf("%s removes %s in %s", how, v, phrase(p))}
+		return finding{cat: SafeWrite, risk: 2, reason: fmt.Sprintf("%s removes %s in %s", how, v, phrase(p))}
 	case PlaceTempRoot:
 		if strong && all {
-			return finding{Caution, 5, fmt.Sprintf("%s empties %s, a temporary directory other programs use%s", how, v, privateTmp(v))}
+			return finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s empties %s, a temporary directory other programs use%s", how, v, privateTmp(v))}
 		}
-		return finding{SafeWrite, 2, fmt.Sprintf("%s removes %s in the temporary directory", how, v)}
+		return finding{cat: SafeWrite, risk: 2, reason: fmt.Sprintf("%s removes %s in the temporary directory", how, v)}
 	case PlaceGitHooks:
-		return finding{Caution, 4, fmt.Sprintf("%s removes the git hook %s", how, v)}
+		return finding{cat: Caution, risk: 4, reason: fmt.Sprintf("%s removes the git hook %s", how, v)}
 	case PlaceDevice, PlaceSystem:
-		return finding{Dangerous, 7, fmt.Sprintf("%s removes %s, a system file", how, v)}
+		return finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("%s removes %s, a system file", how, v)}
 	}
 	if strong {
-		return finding{Dangerous, 7, fmt.Sprintf("%s removes %s outside the workspace (%s)", how, v, phrase(p))}
+		return finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("%s removes %s outside the workspace (%s)", how, v, phrase(p))}
 	}
-	return finding{Dangerous, 6, fmt.Sprintf("%s removes %s outside the workspace (%s)", how, v, phrase(p))}
+	return finding{cat: Dangerous, risk: 6, reason: fmt.Sprintf("%s removes %s outside the workspace (%s)", how, v, phrase(p))}
 }
 
 // unquoteVar drops the quotes and braces of a word as written, so that
@@ -154,7 +156,7 @@ func judgeRm(j *judge, c *Command) {
 		j.add(ReadOnly, 0, "%s without a file removes nothing", c.Name)
 		return
 	}
-	worst := finding{ReadOnly, -1, ""}
+	worst := finding{cat: ReadOnly, risk: -1, reason: ""}
 	for _, a := range s.ops {
 		if f := j.removal(a, recursive, force, how); worst.worse(f) {
 			worst = f
@@ -167,19 +169,19 @@ func judgeRm(j *judge, c *Command) {
 // notch milder than rm.
 func judgeRmdir(j *judge, c *Command) {
 	s := scan(c.Rest(), flags{})
-	worst := finding{ReadOnly, 0, "rmdir without a directory removes nothing"}
+	worst := finding{cat: ReadOnly, risk: 0, reason: "rmdir without a directory removes nothing"}
 	for _, a := range s.ops {
 		var f finding
 		p, _ := j.where(a)
 		switch p {
 		case PlaceWorkspace, PlaceTemp:
-			f = finding{SafeWrite, 1, fmt.Sprintf("rmdir removes the empty directory %s", a.Value)}
+			f = finding{cat: SafeWrite, risk: 1, reason: fmt.Sprintf("rmdir removes the empty directory %s", a.Value)}
 		case PlaceUnknown:
-			f = finding{Caution, 3, fmt.Sprintf("rmdir removes %s, a path computed at run time", a.Value)}
+			f = finding{cat: Caution, risk: 3, reason: fmt.Sprintf("rmdir removes %s, a path computed at run time", a.Value)}
 		case PlaceOutside, PlaceHome:
-			f = finding{Caution, 4, fmt.Sprintf("rmdir removes %s outside the workspace", a.Value)}
+			f = finding{cat: Caution, risk: 4, reason: fmt.Sprintf("rmdir removes %s outside the workspace", a.Value)}
 		default:
-			f = finding{Caution, 5, fmt.Sprintf("rmdir removes %s (%s)", a.Value, phrase(p))}
+			f = finding{cat: Caution, risk: 5, reason: fmt.Sprintf("rmdir removes %s (%s)", a.Value, phrase(p))}
 		}
 		if worst.worse(f) {
 			worst = f

@@ -22,7 +22,7 @@ func (j *judge) sql(tool, text string, static bool, dialect string) {
 		j.add(Caution, 5, "%s runs more SQL than forgebox judges (%d bytes)", tool, len(text))
 		text = text[:maxSQLBytes]
 	}
-	worst := finding{ReadOnly, 1, tool + " runs a query that only reads"}
+	worst := finding{cat: ReadOnly, risk: 1, reason: tool + " runs a query that only reads"}
 	consider := func(f finding) {
 		if worst.worse(f) {
 			worst = f
@@ -46,7 +46,7 @@ func (j *judge) sql(tool, text string, static bool, dialect string) {
 			continue
 		}
 		if n++; n > maxSQLStatements {
-			consider(finding{Caution, 5, fmt.Sprintf("%s runs more than %d statements", tool, maxSQLStatements)})
+			consider(finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s runs more than %d statements", tool, maxSQLStatements)})
 			break
 		}
 		consider(classifySQL(tool, stmt))
@@ -65,25 +65,25 @@ func (j *judge) sqlMeta(tool, t string, static bool, consider func(finding)) {
 	switch strings.ToLower(strings.TrimLeft(cmd, `\.`)) {
 	case "!", "shell", "system":
 		if arg != "" {
-			consider(finding{Caution, 4, fmt.Sprintf("%s runs a shell command", tool)})
+			consider(finding{cat: Caution, risk: 4, reason: fmt.Sprintf("%s runs a shell command", tool)})
 			j.shell(arg, static, tool+" "+cmd)
 		}
 	case "o", "out", "output", "once", "save", "backup", "t", "tee", "w", "write", "excel":
 		if arg != "" && !strings.HasPrefix(arg, "|") {
-			consider(finding{Caution, 3, fmt.Sprintf("%s writes query results to %s", tool, arg)})
+			consider(finding{cat: Caution, risk: 3, reason: fmt.Sprintf("%s writes query results to %s", tool, arg)})
 			j.write(homeArg(j, strings.Fields(arg)[0]), tool+" "+cmd)
 		} else if arg != "" {
-			consider(finding{Caution, 5, fmt.Sprintf("%s pipes query results to a command", tool)})
+			consider(finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s pipes query results to a command", tool)})
 			j.shell(strings.TrimPrefix(arg, "|"), static, tool+" "+cmd)
 		}
 	case "i", "ir", "include", "include_relative", "read", "source", "import", "restore", "copy":
-		consider(finding{Caution, 3, fmt.Sprintf("%s %s runs or loads statements from a file", tool, cmd)})
+		consider(finding{cat: Caution, risk: 3, reason: fmt.Sprintf("%s %s runs or loads statements from a file", tool, cmd)})
 	case "load":
-		consider(finding{Caution, 5, fmt.Sprintf("%s .load loads code into the database engine", tool)})
+		consider(finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s .load loads code into the database engine", tool)})
 	case "gexec":
-		consider(finding{Caution, 5, fmt.Sprintf("%s \\gexec runs query results as statements", tool)})
+		consider(finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s \\gexec runs query results as statements", tool)})
 	case "pager", "p":
-		consider(finding{Caution, 5, fmt.Sprintf("%s pager runs %s", tool, arg)})
+		consider(finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s pager runs %s", tool, arg)})
 	case "e", "edit", "ef", "ev":
 		j.add(Interactive, 2, "interactive: %s %s opens an editor", tool, cmd)
 	}
@@ -143,18 +143,18 @@ var everyRow = regexp.MustCompile(`\b(?:WHERE|OR)\s+(?:TRUE|1|NOT\s+FALSE|(\d+|'
 func classifySQL(tool, stmt string) finding {
 	w := sqlWords(stmt, 4)
 	if len(w) == 0 {
-		return finding{ReadOnly, 1, tool + " runs an empty statement"}
+		return finding{cat: ReadOnly, risk: 1, reason: tool + " runs an empty statement"}
 	}
 	switch w[0] {
 	case "SELECT", "SHOW", "DESCRIBE", "DESC", "VALUES", "TABLE", "USE", "BEGIN", "COMMIT", "ROLLBACK", "START", "SAVEPOINT",
 		"RELEASE", "END", "FETCH", "DECLARE", "CLOSE", "CHECKPOINT", "HELP", "STATUS", "LISTEN", "UNLISTEN", "EXPLAIN", "WITH", "PRAGMA", "SET":
 		switch {
 		case hasWord(stmt, "OUTFILE") || hasWord(stmt, "DUMPFILE") || hasWord(stmt, "LO_EXPORT") || hasWord(stmt, "PG_WRITE_FILE"):
-			return finding{Caution, 5, tool + " writes a file on the database server"}
+			return finding{cat: Caution, risk: 5, reason: tool + " writes a file on the database server"}
 		case hasWord(stmt, "LOAD_FILE") || hasWord(stmt, "PG_READ_FILE") || hasWord(stmt, "PG_READ_BINARY_FILE") || hasWord(stmt, "LO_IMPORT") || hasWord(stmt, "PG_TERMINATE_BACKEND"):
-			return finding{Caution, 4, tool + " calls a server function that reads files or ends sessions"}
+			return finding{cat: Caution, risk: 4, reason: tool + " calls a server function that reads files or ends sessions"}
 		case w[0] == "WITH" || w[0] == "EXPLAIN" && hasWord(stmt, "ANALYZE"):
-			worst := finding{ReadOnly, 1, tool + " runs a query that only reads"}
+			worst := finding{cat: ReadOnly, risk: 1, reason: tool + " runs a query that only reads"}
 			for _, kw := range [...]string{"DELETE", "UPDATE", "INSERT", "MERGE"} {
 				if i := wordIndex(stmt, kw); i >= 0 {
 					if f := classifySQL(tool, enclosed(stmt[i:])); worst.worse(f) {
@@ -164,72 +164,72 @@ func classifySQL(tool, stmt string) finding {
 			}
 			return worst
 		case w[0] == "SELECT" && hasWord(stmt, "INTO"):
-			return finding{Caution, 3, tool + " SELECT INTO creates a table"}
+			return finding{cat: Caution, risk: 3, reason: tool + " SELECT INTO creates a table"}
 		case w[0] == "SET" && (hasWord(stmt, "GLOBAL") || hasWord(stmt, "PASSWORD")):
-			return finding{Caution, 5, tool + " SET changes a server-wide setting or a password"}
+			return finding{cat: Caution, risk: 5, reason: tool + " SET changes a server-wide setting or a password"}
 		case w[0] == "PRAGMA" && strings.Contains(stmt, "="):
-			return finding{Caution, 3, tool + " PRAGMA changes a database setting"}
+			return finding{cat: Caution, risk: 3, reason: tool + " PRAGMA changes a database setting"}
 		}
-		return finding{ReadOnly, 1, tool + " runs a query that only reads"}
+		return finding{cat: ReadOnly, risk: 1, reason: tool + " runs a query that only reads"}
 	case "DROP":
 		obj := nextWord(w, 1, "TEMPORARY", "TEMP")
 		switch obj {
 		case "TABLE", "DATABASE", "SCHEMA", "KEYSPACE", "COLLECTION", "OWNED":
-			return finding{Dangerous, 7, fmt.Sprintf("%s DROP %s deletes it with all its data", tool, obj)}
+			return finding{cat: Dangerous, risk: 7, reason: fmt.Sprintf("%s DROP %s deletes it with all its data", tool, obj)}
 		case "USER", "ROLE":
-			return finding{Dangerous, 6, fmt.Sprintf("%s DROP %s removes an account", tool, obj)}
+			return finding{cat: Dangerous, risk: 6, reason: fmt.Sprintf("%s DROP %s removes an account", tool, obj)}
 		}
-		return finding{Caution, 5, fmt.Sprintf("%s DROP %s removes a database object", tool, obj)}
+		return finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s DROP %s removes a database object", tool, obj)}
 	case "TRUNCATE":
-		return finding{Dangerous, 7, tool + " TRUNCATE deletes every row of the table"}
+		return finding{cat: Dangerous, risk: 7, reason: tool + " TRUNCATE deletes every row of the table"}
 	case "DELETE":
 		if !hasWord(stmt, "WHERE") || everyRow.MatchString(strings.TrimSpace(stmt)) {
-			return finding{Dangerous, 7, tool + " DELETE without a WHERE clause deletes every row"}
+			return finding{cat: Dangerous, risk: 7, reason: tool + " DELETE without a WHERE clause deletes every row"}
 		}
-		return finding{Caution, 3, tool + " DELETE removes the matching rows"}
+		return finding{cat: Caution, risk: 3, reason: tool + " DELETE removes the matching rows"}
 	case "UPDATE":
 		if !hasWord(stmt, "WHERE") || everyRow.MatchString(strings.TrimSpace(stmt)) {
-			return finding{Dangerous, 6, tool + " UPDATE without a WHERE clause changes every row"}
+			return finding{cat: Dangerous, risk: 6, reason: tool + " UPDATE without a WHERE clause changes every row"}
 		}
-		return finding{Caution, 3, tool + " UPDATE changes the matching rows"}
+		return finding{cat: Caution, risk: 3, reason: tool + " UPDATE changes the matching rows"}
 	case "ALTER":
 		switch {
 		case hasWord(stmt, "DROP"):
-			return finding{Dangerous, 6, tool + " ALTER ... DROP removes a column or constraint with its data"}
+			return finding{cat: Dangerous, risk: 6, reason: tool + " ALTER ... DROP removes a column or constraint with its data"}
 		case len(w) > 1 && (w[1] == "USER" || w[1] == "ROLE" || w[1] == "SYSTEM"):
-			return finding{Caution, 5, fmt.Sprintf("%s ALTER %s changes an account or the server", tool, w[1])}
+			return finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s ALTER %s changes an account or the server", tool, w[1])}
 		}
-		return finding{Caution, 3, tool + " ALTER changes the schema"}
+		return finding{cat: Caution, risk: 3, reason: tool + " ALTER changes the schema"}
 	case "GRANT", "REVOKE":
-		return finding{Caution, 5, fmt.Sprintf("%s %s changes who may do what in the database", tool, w[0])}
+		return finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s %s changes who may do what in the database", tool, w[0])}
 	case "CREATE":
 		if obj := nextWord(w, 1, "OR", "REPLACE"); obj == "USER" || obj == "ROLE" {
-			return finding{Caution, 5, fmt.Sprintf("%s CREATE %s adds an account", tool, obj)}
+			return finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s CREATE %s adds an account", tool, obj)}
 		}
-		return finding{Caution, 3, tool + " CREATE adds a database object"}
+		return finding{cat: Caution, risk: 3, reason: tool + " CREATE adds a database object"}
 	case "COPY":
 		switch {
 		case hasWord(stmt, "PROGRAM"):
-			return finding{Caution, 5, tool + " COPY ... PROGRAM runs a shell command on the database server"}
+			return finding{cat: Caution, risk: 5, reason: tool + " COPY ... PROGRAM runs a shell command on the database server"}
 		case hasWord(stmt, "TO") && !hasWord(stmt, "STDOUT"):
-			return finding{Caution, 4, tool + " COPY ... TO writes a file on the database server"}
+			return finding{cat: Caution, risk: 4, reason: tool + " COPY ... TO writes a file on the database server"}
 		case hasWord(stmt, "TO"):
-			return finding{ReadOnly, 1, tool + " COPY ... TO STDOUT only reads"}
+			return finding{cat: ReadOnly, risk: 1, reason: tool + " COPY ... TO STDOUT only reads"}
 		}
-		return finding{Caution, 3, tool + " COPY loads rows"}
+		return finding{cat: Caution, risk: 3, reason: tool + " COPY loads rows"}
 	case "INSERT", "REPLACE", "UPSERT", "MERGE", "LOAD", "IMPORT", "COMMENT", "REINDEX", "CLUSTER", "LOCK", "PREPARE",
 		"DEALLOCATE", "REFRESH", "ATTACH", "DETACH", "RENAME", "RESET", "DISCARD":
-		return finding{Caution, 3, fmt.Sprintf("%s %s changes data or the schema", tool, w[0])}
+		return finding{cat: Caution, risk: 3, reason: fmt.Sprintf("%s %s changes data or the schema", tool, w[0])}
 	case "CALL", "EXEC", "EXECUTE", "DO":
-		return finding{Caution, 4, fmt.Sprintf("%s %s runs a stored procedure or block", tool, w[0])}
+		return finding{cat: Caution, risk: 4, reason: fmt.Sprintf("%s %s runs a stored procedure or block", tool, w[0])}
 	case "VACUUM", "ANALYZE", "OPTIMIZE", "CHECK", "REPAIR", "FLUSH":
-		return finding{SafeWrite, 2, fmt.Sprintf("%s %s maintains the database", tool, w[0])}
+		return finding{cat: SafeWrite, risk: 2, reason: fmt.Sprintf("%s %s maintains the database", tool, w[0])}
 	case "SHUTDOWN":
-		return finding{Dangerous, 7, tool + " SHUTDOWN stops the database server"}
+		return finding{cat: Dangerous, risk: 7, reason: tool + " SHUTDOWN stops the database server"}
 	case "KILL", "PURGE":
-		return finding{Caution, 5, fmt.Sprintf("%s %s ends sessions or deletes logs", tool, w[0])}
+		return finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s %s ends sessions or deletes logs", tool, w[0])}
 	}
-	return finding{Caution, 3, fmt.Sprintf("%s runs a statement forgebox does not recognize (%s)", tool, w[0])}
+	return finding{cat: Caution, risk: 3, reason: fmt.Sprintf("%s runs a statement forgebox does not recognize (%s)", tool, w[0])}
 }
 
 // sqlWords returns the first n words of a statement.

@@ -167,24 +167,24 @@ func judgeKill(j *judge, c *Command) {
 		j.add(ReadOnly, 0, "kill without a process signals nothing")
 		return
 	}
-	worst := finding{ReadOnly, -1, ""}
+	worst := finding{cat: ReadOnly, risk: -1, reason: ""}
 	for _, t := range targets {
 		var f finding
 		switch v := t.Value; {
 		case v == "-1":
-			f = finding{Forbidden, 9, "kill -1 signals every process the user can reach, ending the session"}
+			f = finding{cat: Forbidden, risk: 9, reason: "kill -1 signals every process the user can reach, ending the session"}
 		case v == "0":
-			f = finding{Dangerous, 6, "kill 0 signals every process in the shell's group, forgebox's included"}
+			f = finding{cat: Dangerous, risk: 6, reason: "kill 0 signals every process in the shell's group, forgebox's included"}
 		case v == "1":
-			f = finding{Dangerous, 7, "kill 1 signals init, the first process of the system"}
+			f = finding{cat: Dangerous, risk: 7, reason: "kill 1 signals init, the first process of the system"}
 		case strings.HasPrefix(v, "-") && t.Static:
-			f = finding{Caution, 4, "kill " + v + " signals a whole process group"}
+			f = finding{cat: Caution, risk: 4, reason: "kill " + v + " signals a whole process group"}
 		case strings.HasPrefix(v, "%"):
-			f = finding{SafeWrite, 2, "kill signals a job of this shell"}
+			f = finding{cat: SafeWrite, risk: 2, reason: "kill signals a job of this shell"}
 		case !t.Static:
-			f = finding{Caution, 3, "kill signals " + v + ", a process computed at run time"}
+			f = finding{cat: Caution, risk: 3, reason: "kill signals " + v + ", a process computed at run time"}
 		default:
-			f = finding{Caution, 3, "kill signals process " + v}
+			f = finding{cat: Caution, risk: 3, reason: "kill signals process " + v}
 		}
 		if worst.worse(f) {
 			worst = f

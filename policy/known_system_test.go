@@ -128,18 +128,18 @@ func TestKnownPackages(t *testing.T) {
 		{"yarn global remove", "yarn global remove x", Ask, Dangerous, 6},
 		{"gem uninstall", "gem uninstall rails", Ask, Caution, 4},
 		{"uv pip install", "uv pip install requests", Ask, Caution, 3},
-		{"uv run a script", "uv run script.py", Allow, SafeWrite, 2},
+		{"uv run a script", "uv run script.py", allowContained, anyCat, anyRisk},
 		{"uvx runs a tool", "uvx ruff check .", Allow, SafeWrite, 2},
-		{"poetry run", "poetry run pytest", Allow, SafeWrite, 2},
+		{"poetry run", "poetry run pytest", allowContained, anyCat, anyRisk},
 		{"conda env remove", "conda env remove -n x", Ask, Caution, 4},
 		{"npx an unknown package", "npx cowsay hi", Ask, Caution, 3},
 		{"npx -c", "npx -c 'rm -rf ~'", Deny, Forbidden, 10},
-		{"npm exec", "npm exec -- eslint .", Allow, SafeWrite, 2},
+		{"npm exec", "npm exec -- eslint .", allowContained, anyCat, anyRisk},
 		{"go env -w", "go env -w GOPROXY=direct", Ask, Caution, 3},
 		{"go generate", "go generate ./...", Ask, Caution, 3},
 		{"go build -o outside", "go build -o /usr/local/bin/x .", Ask, Dangerous, 7},
 		{"cargo publish", "cargo publish", Ask, Caution, 5},
-		{"cargo +nightly build", "cargo +nightly build", Allow, SafeWrite, 2},
+		{"cargo +nightly build", "cargo +nightly build", allowContained, anyCat, anyRisk},
 	})
 	// An install as root says so, besides the wrapper's own reason.
 	for _, line := range []string{"sudo pip install requests", "sudo npm install -g x"} {

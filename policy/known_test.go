@@ -10,6 +10,16 @@ import (
 // user's home.
 var knownCtx = &Context{Workspace: "/home/u/proj", Cwd: "/home/u/proj", Home: "/home/u"}
 
+// containedCtx is the same machine under forgebox run's default sandbox.
+var containedCtx = &Context{Workspace: "/home/u/proj", Cwd: "/home/u/proj", Home: "/home/u",
+	Sandbox: Containment{Contained: true, How: "the sandbox", PrivateTmp: true}}
+
+// allowContained is what a case expects of code forgebox does not read
+// (the project's scripts, builds and tests, inline code): allowed under
+// the default sandbox, asked about once per session when nothing
+// contains it.
+const allowContained Action = 100
+
 // any is the risk or category a case does not pin down.
 const (
 	anyRisk = -1
@@ -46,6 +56,15 @@ func checkKnown(t *testing.T, cases []kcase) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Helper()
+			if tc.act == allowContained {
+				if d := e.DecideLine(containedCtx, tc.line); d.Action != Allow {
+					t.Errorf("contained: Decide(%q) = %v, want allow\n%s", tc.line, d.Action, explain(d))
+				}
+				if d := e.DecideLine(knownCtx, tc.line); d.Action != Ask || d.Risk != 3 {
+					t.Errorf("not contained: Decide(%q) = %v %d, want ask 3 (once per session)\n%s", tc.line, d.Action, d.Risk, explain(d))
+				}
+				return
+			}
 			d := e.DecideLine(knownCtx, tc.line)
 			cat, risk := anyCat, anyRisk
 			if tc.cat >= 0 {
@@ -102,6 +121,15 @@ func TestKnownReadOnly(t *testing.T) {
 	checkKnown(t, cases)
 }
 
+// projectCodeLines run code forgebox does not read (allowContained).
+var projectCodeLines = map[string]bool{
+	"make": true, "make test": true, "go test ./...": true, "go run ./cmd/x": true, "cargo build": true,
+	"cargo test": true, "npm test": true, "npm run build": true, "yarn build": true, "pnpm test": true,
+	"pytest -x": true, "eslint --fix .": true, "prettier --write .": true, `python3 -c "print(1)"`: true,
+	"npx prettier --write .": true, "uv run pytest": true, "bundle exec rspec": true,
+	`python3 -c "print('rm -rf /')"`: true, `node -e "console.log('rm -rf /')"`: true,
+}
+
 func TestKnownSafeWrites(t *testing.T) {
 	var cases []kcase
 	for _, line := range []string{
@@ -114,7 +142,11 @@ func TestKnownSafeWrites(t *testing.T) {
 		"rm file.txt", "rm -rf /tmp/scratch", "npx prettier --write .", "uv run pytest", "bundle exec rspec", "git add .",
 		`git commit -m "drop table users"`, "chmod +x run.sh",
 	} {
-		cases = append(cases, kcase{"writes in the workspace: " + line, line, Allow, anyCat, anyRisk})
+		act := Allow
+		if projectCodeLines[line] {
+			act = allowContained
+		}
+		cases = append(cases, kcase{"writes in the workspace: " + line, line, act, anyCat, anyRisk})
 	}
 	checkKnown(t, cases)
 }
@@ -229,7 +261,11 @@ func TestKnownFalsePositives(t *testing.T) {
 			cases = append(cases, kcase{"mentions: " + line, line, Ask, Caution, 4})
 			continue
 		}
-		cases = append(cases, kcase{"mentions: " + line, line, Allow, anyCat, anyRisk})
+		act := Allow
+		if projectCodeLines[line] {
+			act = allowContained
+		}
+		cases = append(cases, kcase{"mentions: " + line, line, act, anyCat, anyRisk})
 	}
 	checkKnown(t, cases)
 }

@@ -168,11 +168,12 @@ func judgeBuild(j *judge, c *Command) {
 			j.add(Caution, 5, "pre-commit %s changes the repository's git hooks", s.ops[0].Value)
 			return
 		}
-	case "java":
-		j.add(SafeWrite, 2, "java runs a Java program")
+	}
+	if readsOnlyItsInput[c.Name] {
+		j.add(SafeWrite, 2, "%s builds, checks or formats the project", c.Name)
 		return
 	}
-	j.add(SafeWrite, 2, "%s builds, checks or formats the project", c.Name)
+	j.projectCode("%s builds, tests or checks the project, running the project's own code", c.Name)
 }
 
 // judgeTar: extracting writes where -C says, creating writes the archive,
@@ -417,4 +418,18 @@ func judgeScreen(j *judge, c *Command) {
 	default:
 		j.add(Interactive, 1, "interactive: screen attaches a terminal session")
 	}
+}
+
+// readsOnlyItsInput are the build tools that compile, format or check
+// their input without running the project's code (no build script, no
+// configuration that is a program, no tests).
+var readsOnlyItsInput = map[string]bool{
+	"gofmt": true, "goimports": true, "rustfmt": true, "clang-format": true, "clang-tidy": true, "black": true,
+	"isort": true, "autopep8": true, "yapf": true, "pyupgrade": true, "ruff": true, "flake8": true, "bandit": true,
+	"golint": true, "staticcheck": true, "golangci-lint": true, "gcc": true, "g++": true, "cc": true, "c++": true,
+	"clang": true, "clang++": true, "ld": true, "as": true, "ar": true, "strip": true, "javac": true, "kotlinc": true,
+	"scalac": true, "rustc": true, "swiftc": true, "ghc": true, "erlc": true, "protoc": true, "buf": true, "sqlc": true,
+	"templ": true, "tsc": true, "esbuild": true, "swc": true, "doxygen": true, "pandoc": true, "pdflatex": true,
+	"xelatex": true, "split": true, "csplit": true, "patch": true, "dos2unix": true, "unix2dos": true, "hugo": true,
+	"zola": true, "biome": true, "govulncheck": true,
 }

@@ -168,11 +168,11 @@ func (j *judge) script(name string, s Arg) {
 	}
 	switch p := j.place(s); {
 	case p == PlaceWorkspace || p == PlaceTemp:
-		j.add(SafeWrite, 2, "%s runs the script %s", name, s.Value)
+		j.projectCode("%s runs the script %s", name, s.Value)
 	case !s.Static:
 		j.add(Caution, 5, "%s runs a script whose name is computed at run time", name)
 	default:
-		j.add(Caution, 3, "%s runs the script %s (%s)", name, s.Value, p)
+		j.projectCode("%s runs the script %s (%s)", name, s.Value, p)
 	}
 }
 
@@ -268,11 +268,11 @@ func judgeSource(j *judge, c *Command) {
 	}
 	switch p := j.place(f); p {
 	case PlaceWorkspace, PlaceTemp:
-		j.add(SafeWrite, 2, "%s runs %s in the shell", c.Name, f.Value)
+		j.projectCode("%s runs %s in the shell", c.Name, f.Value)
 	case PlaceUnknown:
 		j.add(Caution, 5, "%s runs a file whose name is computed at run time", c.Name)
 	default:
-		j.add(Caution, 3, "%s runs %s (%s) in the shell", c.Name, f.Value, p)
+		j.projectCode("%s runs %s (%s) in the shell", c.Name, f.Value, p)
 	}
 }
 

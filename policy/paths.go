@@ -43,6 +43,10 @@ type Containment struct {
 	// neither the workspace nor a --rw path: what a command removes there
 	// no other program sees.
 	PrivateTmp bool `json:"private_tmp"`
+	// Undo: forgebox keeps what the run changes in the workspace, and
+	// forgebox undo puts it back. What only destroys the workspace's
+	// content (rm -rf src, git reset --hard) then loses nothing for good.
+	Undo bool `json:"undo,omitempty"`
 }
 
 // Place says where a path points, as far as text can tell.

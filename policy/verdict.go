@@ -35,6 +35,7 @@ func (st *state) rule(j *judge, inner *Command) Judgement {
 	out.Risk, out.Category = worst.Risk, worst.Category
 	for _, f := range j.findings {
 		out.Interactive = out.Interactive || f.Category == Interactive
+		out.Contained = out.Contained || f.sandboxed
 	}
 	forms := c.Forms
 	if len(forms) == 0 && c.Source != "" {
@@ -113,16 +114,24 @@ func (st *state) rule(j *judge, inner *Command) Judgement {
 
 // contain applies the sandbox to the findings that only reach out: when
 // it contains the command their risk is at most what runs unasked, and the
-// reason says so; when it does not, the reason says what reaches out.
+// reason says so; when it does not, the reason says what reaches out. With
+// undo, what only destroys the workspace's content runs unasked too.
 func contain(findings []layered, c Containment, t Thresholds) {
 	for i := range findings {
 		f := &findings[i]
+		if f.Undoable && c.Undo && f.Risk < t.Block {
+			// What would be blocked anyway (rm -rf . of the whole
+			// workspace) stays blocked: undo is a way back, not a licence.
+			f.Risk, f.sandboxed = min(f.Risk, t.AutoApprove), true
+			f.Reason += "; forgebox undo can put it back"
+			continue
+		}
 		if !f.Reach {
 			continue
 		}
 		if c.Contained {
 			if f.Risk > t.AutoApprove {
-				f.Risk = t.AutoApprove
+				f.Risk, f.sandboxed = t.AutoApprove, true
 				f.Reason += "; contained by " + c.How + " (no network, only the workspace writable)"
 			}
 			continue
@@ -231,6 +240,7 @@ func (st *state) decision() *Decision {
 	for i := range d.Commands {
 		j := &d.Commands[i]
 		d.Interactive = d.Interactive || j.Interactive
+		d.Contained = d.Contained || j.Contained
 		if decider == nil || j.Action > decider.Action || j.Action == decider.Action && stricter(j, decider) {
 			decider = j
 		}
