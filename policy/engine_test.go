@@ -289,6 +289,11 @@ func TestContainment(t *testing.T) {
 		{"firejail rm -rf src", Ask, Ask, "if it runs its arguments", ""},
 		{"proxychains rm -rf /", Deny, Deny, "", ""},
 		{"mytool build --fast", Allow, Ask, "", ""},
+		{`psql -h db.example -c "DROP DATABASE prod"`, Allow, Ask, "contained", "not contained"},
+		{"redis-cli FLUSHALL", Allow, Ask, "contained", "not contained"},
+		{`mongosh --eval "db.dropDatabase()"`, Allow, Ask, "contained", "not contained"},
+		{"systemctl -H prod restart nginx", Allow, Ask, "contained", "not contained"},
+		{`psql -c "\\! rm -rf ~"`, Deny, Deny, "", ""}, // a meta command runs here, not on the server
 	} {
 		in, out := e.DecideLine(contained, tc.line), e.DecideLine(reaching, tc.line)
 		if in.Action != tc.inside || out.Action != tc.outside {
@@ -370,6 +375,9 @@ func TestUndoContainment(t *testing.T) {
 		{"rm -rf ~/notes", undo, Ask, false},                   // outside the workspace
 		{"git -C ../other reset --hard", undo, Ask, false},     // another repository
 		{"rm -rf /tmp/x", undo, Allow, true},                   // the private /tmp
+		{`sqlite3 app.db "DROP TABLE users"`, undo, Allow, true},
+		{`sqlite3 app.db "DROP TABLE users"`, sandbox, Ask, false},
+		{`sqlite3 ~/other.db "DROP TABLE users"`, undo, Ask, false},
 	} {
 		d := e.DecideLine(ctx(tc.c), tc.line)
 		if d.Action != tc.want || d.Contained != tc.contained {

@@ -18,6 +18,9 @@ type judge struct {
 	layer    int
 	findings []layered
 	writes   []Write
+	// sqliteInWorkspace: the database sqlite3 opens is a file of the
+	// workspace.
+	sqliteInWorkspace bool
 }
 
 type layered struct {
@@ -51,6 +54,12 @@ func (j *judge) reach(cat Category, risk int, format string, args ...any) {
 // per session, as an unknown program is.
 func (j *judge) projectCode(format string, args ...any) {
 	j.reach(Caution, 3, format+", code forgebox does not read", args...)
+}
+
+// reachLast marks the last finding as a reach (Finding.Reach): what it
+// acts on lies beyond the sandbox (a database server, a remote machine).
+func (j *judge) reachLast() {
+	j.findings[len(j.findings)-1].Reach = true
 }
 
 // undoable marks the last finding: all it destroys is content of the

@@ -124,6 +124,10 @@ func judgeSqlite(j *judge, c *Command) {
 	if len(ops) > 1 {
 		cmds = append(cmds, joinArgs(ops[1:]))
 	}
+	if len(ops) > 0 {
+		p := j.place(ops[0])
+		j.sqliteInWorkspace = p == PlaceWorkspace || p == PlaceWorkspaceRoot
+	}
 	for _, sql := range cmds {
 		j.sql("sqlite3", sql, allStatic(ops), "sqlite")
 	}
@@ -204,6 +208,7 @@ func (j *judge) mongo(tool, code string) {
 	default:
 		j.add(ReadOnly, 1, "%s runs a query", tool)
 	}
+	j.reachLast() // the database server
 	if strings.Contains(code, "child_process") || strings.Contains(code, "require(") {
 		inlineCode(j, "node", code, true)
 	}
@@ -216,10 +221,10 @@ func judgeRedis(j *judge, c *Command) {
 		j.add(Interactive, 1, "interactive: %s reports until it is interrupted", c.Name)
 		return
 	case s.has("--pipe"):
-		j.add(Caution, 4, "%s --pipe sends the commands it reads", c.Name)
+		j.reach(Caution, 4, "%s --pipe sends the commands it reads", c.Name)
 		return
 	case s.has("--eval"):
-		j.add(Caution, 5, "%s --eval runs a Lua script on the server", c.Name)
+		j.reach(Caution, 5, "%s --eval runs a Lua script on the server", c.Name)
 		return
 	}
 	if f, ok := s.val("--rdb", "--functions-rdb"); ok {
@@ -240,6 +245,7 @@ func judgeRedis(j *judge, c *Command) {
 				}
 			}
 			j.record(worst)
+			j.reachLast()
 		})
 		return
 	}
@@ -248,6 +254,7 @@ func judgeRedis(j *judge, c *Command) {
 		words = append(words, a.Value)
 	}
 	j.record(redisCommand(c.Name, words))
+	j.reachLast()
 }
 
 // redisCommand judges one redis command by its name.

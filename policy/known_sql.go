@@ -23,9 +23,10 @@ func (j *judge) sql(tool, text string, static bool, dialect string) {
 		text = text[:maxSQLBytes]
 	}
 	worst := finding{cat: ReadOnly, risk: 1, reason: tool + " runs a query that only reads"}
+	statement := true // worst comes from a statement, not a meta command
 	consider := func(f finding) {
 		if worst.worse(f) {
-			worst = f
+			worst, statement = f, false
 		}
 	}
 	var body strings.Builder
@@ -49,9 +50,22 @@ func (j *judge) sql(tool, text string, static bool, dialect string) {
 			consider(finding{cat: Caution, risk: 5, reason: fmt.Sprintf("%s runs more than %d statements", tool, maxSQLStatements)})
 			break
 		}
-		consider(classifySQL(tool, stmt))
+		if f := classifySQL(tool, stmt); worst.worse(f) {
+			worst, statement = f, true
+		}
 	}
 	j.record(worst)
+	switch {
+	case !statement:
+	case dialect == "sqlite":
+		// A database file: in the workspace, its content is the
+		// workspace's (undo keeps it).
+		j.findings[len(j.findings)-1].Undoable = j.sqliteInWorkspace
+	default:
+		// A server: over the network or a socket, both outside the
+		// default sandbox.
+		j.reachLast()
+	}
 }
 
 func hasPrefixFold(s, p string) bool {

@@ -78,7 +78,13 @@ func judgeSystemctl(j *judge, c *Command) {
 		}
 	}
 	if h, ok := s.val("-H", "--host"); ok {
-		j.add(Caution, 4, "%s acts on the remote machine %s", c.Name, h)
+		j.reach(Caution, 4, "%s acts on the remote machine %s", c.Name, h)
+		// What it does there, it does on that machine, through ssh.
+		defer func(start int) {
+			for k := start; k < len(j.findings); k++ {
+				j.findings[k].Reach = j.findings[k].Category != Forbidden
+			}
+		}(len(j.findings))
 	}
 	verb := "list-units"
 	if len(ops) > 0 {
