@@ -435,6 +435,11 @@ func TestFindActionOrder(t *testing.T) {
 		{"find src -exec rm -rf {} +", Ask},
 		{"find . -exec rm -rf {} +", Deny},
 		{"find src -delete", Ask},
+		{`find . \( -name '*.o' -o -name '*.a' \) -delete`, Allow},
+		{`find . \( -name '*.o' -o -print \) -delete`, Deny},
+		{`find . ! -name keep -delete`, Deny},
+		{`find . -type f ! -name keep -name '*.tmp' -delete`, Allow},
+		{`find . -name x -delete -o -delete`, Deny},
 	} {
 		if d := e.DecideLine(ctx, tc.line); d.Action != tc.want {
 			t.Errorf("%q: %s; want %s\n%v", tc.line, d.Action, tc.want, d.Reasons)

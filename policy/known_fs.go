@@ -138,10 +138,14 @@ func judgeFind(j *judge, c *Command) {
 	}
 	// find evaluates its expression from left to right: an action acts
 	// only on what the tests before it let through (find . -delete -name x
-	// deletes everything). filtered is whether a test came before; an -o
-	// or a comma lets the actions after it see everything again, and a
-	// parenthesis or ! makes the order too hard to read: the worse reading.
+	// deletes everything). filtered is whether a test came before on every
+	// path to here: an -o or a comma starts a branch that sees everything
+	// again, and a parenthesised group filters when each of its branches
+	// does (\( -name a -o -name b \) -delete). A negated test filters too.
 	filtered, deletes, deletesAll := false, false, false
+	type group struct{ outer, all bool } // filtered before the group; every branch so far filtered
+	var groups []group
+	negated := false
 	type run struct {
 		action   string
 		cmd      []Arg
@@ -151,8 +155,23 @@ func judgeFind(j *judge, c *Command) {
 	for ; i < len(args); i++ {
 		v := args[i].Value
 		switch {
-		case v == "-o" || v == "-or" || v == "," || v == "(" || v == ")" || v == "!" || v == "-not":
+		case v == "(":
+			groups = append(groups, group{filtered, true})
 			filtered = false
+		case v == ")" && len(groups) > 0:
+			g := groups[len(groups)-1]
+			groups = groups[:len(groups)-1]
+			filtered = g.outer || g.all && filtered
+		case v == "-o" || v == "-or" || v == ",":
+			if n := len(groups); n > 0 {
+				groups[n-1].all = groups[n-1].all && filtered
+			}
+			filtered = false
+		case v == "!" || v == "-not":
+			// ! -name keep lets through everything else: the worse reading
+			// is that it does not narrow.
+			negated = true
+			continue
 		case v == "-delete":
 			deletes = true
 			deletesAll = deletesAll || !filtered
@@ -172,11 +191,12 @@ func judgeFind(j *judge, c *Command) {
 				i++
 			}
 		case strings.HasPrefix(v, "-newer") || strings.Contains(findArg, " "+v+" "):
-			filtered = filtered || strings.HasPrefix(v, "-newer") || strings.Contains(findFilter, " "+v+" ")
+			filtered = filtered || !negated && (strings.HasPrefix(v, "-newer") || strings.Contains(findFilter, " "+v+" "))
 			i++
 		case v == "-empty":
-			filtered = true
+			filtered = filtered || !negated
 		}
+		negated = false
 	}
 	j.add(ReadOnly, 0, "find lists files")
 	if deletes {
