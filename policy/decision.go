@@ -164,6 +164,9 @@ type Finding struct {
 	// sandboxed: the finding is this low only because of the run's
 	// sandbox (a reach it contains, a removal in its private /tmp).
 	sandboxed bool
+	// byUndo: the finding is this low only because undo can put back
+	// what it destroys.
+	byUndo bool
 }
 
 // RuleRef names the rule that decided.
@@ -204,7 +207,11 @@ type Judgement struct {
 	// /tmp), or what it may destroy, forgebox undo puts back. Run where
 	// nothing contains it (--net host, the hook without --wrap, --no-undo),
 	// the command would be judged riskier or would lose work for good.
-	Contained bool     `json:"contained,omitempty"`
+	Contained bool `json:"contained,omitempty"`
+	// NeedsUndo: the verdict counts on undo (Containment.Undo): with
+	// undo off, the command would be asked about. A run whose undo then
+	// cannot be set up must not start.
+	NeedsUndo bool     `json:"needs_undo,omitempty"`
 	Reasons   []string `json:"reasons"`
 	Rule      *RuleRef `json:"rule"`
 	// Approve is the pattern an approval of this command records: the
@@ -233,7 +240,9 @@ type Decision struct {
 	Category    Category `json:"category"`
 	Interactive bool     `json:"interactive"`
 	// Contained: the verdict counts on the run's sandbox (Judgement.Contained).
-	Contained bool        `json:"contained,omitempty"`
+	Contained bool `json:"contained,omitempty"`
+	// NeedsUndo: the verdict counts on undo (Judgement.NeedsUndo).
+	NeedsUndo bool        `json:"needs_undo,omitempty"`
 	Rule      *RuleRef    `json:"rule"`
 	Reasons   []string    `json:"reasons"`
 	Scopes    []Scope     `json:"scopes,omitempty"` // the approvals an ask offers

@@ -383,6 +383,12 @@ func TestUndoContainment(t *testing.T) {
 		if d.Action != tc.want || d.Contained != tc.contained {
 			t.Errorf("%q (undo %v, contained %v): %s, contained %v; want %s, %v\n%v", tc.line, tc.c.Undo, tc.c.Contained, d.Action, d.Contained, tc.want, tc.contained, d.Reasons)
 		}
+		// NeedsUndo: allowed only because of undo (rm important.txt runs
+		// unasked with or without it).
+		needs := tc.want == Allow && tc.c.Undo && e.DecideLine(ctx(Containment{Contained: tc.c.Contained, How: tc.c.How, PrivateTmp: tc.c.PrivateTmp}), tc.line).Action != Allow
+		if d.NeedsUndo != needs {
+			t.Errorf("%q (undo %v): NeedsUndo %v, want %v", tc.line, tc.c.Undo, d.NeedsUndo, needs)
+		}
 		if tc.want == Allow && tc.c.Undo && tc.contained && !strings.Contains(strings.Join(d.Reasons, "; "), "forgebox undo can put it back") && !strings.Contains(strings.Join(d.Reasons, "; "), "private /tmp") {
 			t.Errorf("%q: reasons %v do not say undo can put it back", tc.line, d.Reasons)
 		}

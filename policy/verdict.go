@@ -36,6 +36,7 @@ func (st *state) rule(j *judge, inner *Command) Judgement {
 	for _, f := range j.findings {
 		out.Interactive = out.Interactive || f.Category == Interactive
 		out.Contained = out.Contained || f.sandboxed
+		out.NeedsUndo = out.NeedsUndo || f.byUndo
 	}
 	forms := c.Forms
 	if len(forms) == 0 && c.Source != "" {
@@ -122,6 +123,7 @@ func contain(findings []layered, c Containment, t Thresholds) {
 		if f.Undoable && c.Undo && f.Risk < t.Block {
 			// What would be blocked anyway (rm -rf . of the whole
 			// workspace) stays blocked: undo is a way back, not a licence.
+			f.byUndo = f.Risk > t.AutoApprove
 			f.Risk, f.sandboxed = min(f.Risk, t.AutoApprove), true
 			f.Reason += "; forgebox undo can put it back"
 			continue
@@ -241,6 +243,7 @@ func (st *state) decision() *Decision {
 		j := &d.Commands[i]
 		d.Interactive = d.Interactive || j.Interactive
 		d.Contained = d.Contained || j.Contained
+		d.NeedsUndo = d.NeedsUndo || j.NeedsUndo
 		if decider == nil || j.Action > decider.Action || j.Action == decider.Action && stricter(j, decider) {
 			decider = j
 		}
