@@ -34,6 +34,7 @@ func BenchmarkDecide(b *testing.B) {
 func benchDecide(b *testing.B, e *Engine, lines []string) {
 	ctx := &Context{Workspace: "/home/u/proj", Cwd: "/home/u/proj", Home: "/home/u"}
 	lat := make([]time.Duration, 0, 1<<16)
+	short := make([]time.Duration, 0, 1<<16) // lines under 1 KB
 	n := 0
 	start := time.Now()
 	for b.Loop() {
@@ -41,13 +42,21 @@ func benchDecide(b *testing.B, e *Engine, lines []string) {
 		t0 := time.Now()
 		e.DecideLine(ctx, l)
 		if len(lat) < cap(lat) {
-			lat = append(lat, time.Since(t0))
+			d := time.Since(t0)
+			lat = append(lat, d)
+			if len(l) < 1024 {
+				short = append(short, d)
+			}
 		}
 		n++
 	}
 	elapsed := time.Since(start)
 	slices.Sort(lat)
+	slices.Sort(short)
 	b.ReportMetric(float64(n)/elapsed.Seconds(), "decisions/s")
 	b.ReportMetric(float64(lat[len(lat)/2].Nanoseconds())/1000, "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Nanoseconds())/1000, "p99-µs")
+	if len(short) > 0 {
+		b.ReportMetric(float64(short[len(short)*99/100].Nanoseconds())/1000, "p99-µs-under-1KB")
+	}
 }
