@@ -29,9 +29,11 @@ func bash(line string) step {
 }
 
 // escapeScript writes a script into the workspace that writes to a
-// directory outside it, and returns the command that runs it. forgebox's
-// policy allows running a workspace script (it cannot see what the script
-// will do); only the sandbox stops the write.
+// directory outside it, and returns the command that runs it. forgebox
+// cannot see what the script will do: inside its sandbox (hook --wrap)
+// the script runs unasked and the sandbox stops the write; run by Claude
+// Code itself (the hook without --wrap) nothing contains it, and it is
+// asked about.
 func escapeScript(sc *scratch) (line, target string) {
 	outside := filepath.Join(sc.dir, "outside")
 	sc.mkdir(outside)
@@ -41,9 +43,10 @@ func escapeScript(sc *scratch) (line, target string) {
 }
 
 // Claude Code asks forgebox hook claude about each Bash command: an allowed
-// one runs (unsandboxed: a workspace script writes outside the workspace),
-// a denied one is refused with forgebox's reasons for the model, and one
-// that needs approval does not run in claude -p, where no one can be asked.
+// one runs, a denied one is refused with forgebox's reasons for the model,
+// and one that needs approval does not run in claude -p, where no one can
+// be asked: git reset --hard, and a workspace script, which Claude Code
+// would run outside any sandbox.
 func TestClaudeCodeHook(t *testing.T) {
 	claude := client(t, "claude-code", "claude")
 	forEachMode(t, func(t *testing.T, sc *scratch) {
@@ -67,14 +70,15 @@ func TestClaudeCodeHook(t *testing.T) {
 				t.Errorf("git reset --hard: the model saw %s", got[2])
 			}
 			t.Logf("git reset --hard: the model saw %s", got[2])
-			if !strings.Contains(got[3], "status 0") {
+			if !strings.Contains(got[3], `"is_error":true`) || !strings.Contains(got[3], "not contained") {
 				t.Errorf("the workspace script: the model saw %s", got[3])
 			}
+			t.Logf("the workspace script: the model saw %s", got[3])
 		}
-		// Without --wrap the hook only judges: Claude Code's Bash runs
-		// the allowed script outside any sandbox.
-		if _, err := os.Stat(target); err != nil {
-			t.Errorf("the workspace script did not write outside the workspace without --wrap: %v", err)
+		// Without --wrap the hook only judges, and nothing would contain
+		// the script: it is asked about, and claude -p does not run it.
+		if _, err := os.Stat(target); err == nil {
+			t.Error("the workspace script ran unsandboxed without being asked about")
 		}
 		sc.unchanged()
 	})
