@@ -42,6 +42,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/forgebox/forgebox/bench/pairs"
 )
 
 func main() {
@@ -65,6 +67,8 @@ func main() {
 	baseline := flag.String("baseline", "", "an earlier forgebox binary to compare the post-run check and the MCP round trip with")
 	ed := flag.Bool("everyday", true, "build and test the everyday projects (Go, Python, Node, Rust) with and without forgebox")
 	edRounds := flag.Int("everyday-rounds", 5, "interleaved pairs per everyday project")
+	user := flag.String("user", "fbtest", "also measure the launch as this ordinary user when run as root (empty: only as the caller)")
+	load := flag.Bool("load", true, "also measure the launch while a CPU-bound job keeps every core busy")
 	flag.Parse()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		fail("bwrap is not installed (apt-get install bubblewrap): it is the reference")
@@ -75,13 +79,10 @@ func main() {
 	}
 	defer os.RemoveAll(ws)
 	bin, _ := filepath.Abs(*fb)
-	bwrap := []string{"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "/bin/true"}
 
 	fmt.Printf("layers on: %s\n", layers(ws, bin))
 	if *n > 0 {
-		fmt.Printf("startup, %d interleaved pairs, workspace %s\n", *n, ws)
-		compare(ws, *n, "forgebox run --pty -- /bin/true", []string{bin, "run", "--pty", "--", "/bin/true"}, "bwrap", bwrap)
-		compare(ws, *n, "forgebox run -- /bin/true", []string{bin, "run", "--", "/bin/true"}, "bwrap", bwrap)
+		launchBench(ws, bin, *n, *user, *load)
 		breakdown(ws, bin, 50)
 	}
 
@@ -193,36 +194,24 @@ func breakdown(dir, bin string, n int) {
 	}
 }
 
-// compare runs a and b alternately and prints their medians, p99 and the
-// median of the per-pair ratios a/b.
-func compare(dir string, n int, aName string, a []string, bName string, b []string) {
-	const warmup = 20
-	var ta, tb, ratio []float64
-	for i := 0; i < n+warmup; i++ {
-		var x, y float64
-		if i%2 == 0 { // alternate who goes first
-			x, y = timeRun(dir, a), timeRun(dir, b)
-		} else {
-			y, x = timeRun(dir, b), timeRun(dir, a)
-		}
-		if i >= warmup {
-			ta, tb, ratio = append(ta, x), append(tb, y), append(ratio, x/y)
-		}
+// compare runs a and b alternately and prints their medians and p99,
+// in wall and CPU time, and the medians of the per-pair ratios a/b.
+func compare(dir string, n int, aName string, a []string, bName string, b []string) pairs.Result {
+	r, err := pairs.Compare(n, 20, pairs.Cmd{Argv: a, Dir: dir}, pairs.Cmd{Argv: b, Dir: dir})
+	if err != nil {
+		fail(err.Error())
 	}
-	ma, mb := pct(ta, 50), pct(tb, 50)
-	fmt.Printf("  %-34s median %6.2f ms  p99 %6.2f ms\n", aName, ma, pct(ta, 99))
-	fmt.Printf("  %-34s median %6.2f ms  p99 %6.2f ms\n", bName, mb, pct(tb, 99))
-	fmt.Printf("  ratio: median of pairs %.3f, of medians %.3f, at p99 %.3f\n", pct(ratio, 50), ma/mb, pct(ta, 99)/pct(tb, 99))
+	fmt.Print(r.Format(aName, bName))
+	return r
 }
 
+// timeRun runs argv in dir and returns its wall time in milliseconds.
 func timeRun(dir string, argv []string) float64 {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fail(fmt.Sprintf("%s: %v\n%s", strings.Join(argv, " "), err, out))
+	s, err := pairs.Run(pairs.Cmd{Argv: argv, Dir: dir})
+	if err != nil {
+		fail(err.Error())
 	}
-	return float64(time.Since(start).Microseconds()) / 1000
+	return s.Wall
 }
 
 func pct(v []float64, p int) float64 {
