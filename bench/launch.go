@@ -16,8 +16,9 @@ import (
 // pseudo-terminal, as the caller and (when the caller is root) as the
 // ordinary user name; then the same pairs while a CPU-bound job keeps
 // every core busy; then `forgebox version` against a Go program that does
-// nothing, built in this run, for the Go runtime's and the packages' start.
-func launchBench(ws, bin string, n int, name string, load bool) {
+// nothing, built in this run, for the Go runtime's and the packages' start;
+// and, given a baseline binary (an earlier commit), both against it.
+func launchBench(ws, bin, baseline string, n int, name string, load bool) {
 	fmt.Printf("launch, %d interleaved pairs each, workspace %s (%s)\n", n, ws, loadavg())
 	run := []string{bin, "run", "--", "/bin/true"}
 	pty := []string{bin, "run", "--pty", "--", "/bin/true"}
@@ -57,6 +58,11 @@ func launchBench(ws, bin string, n int, name string, load bool) {
 	}
 	fmt.Printf(" the binary's own start (goal: at most 1.5x a do-nothing static Go program)\n")
 	compare(ws, n, "forgebox version", []string{bin, "version"}, "a do-nothing static Go program", []string{nop})
+	if baseline != "" {
+		fmt.Printf(" against the baseline %s\n", baseline)
+		compare(ws, n, "forgebox run -- /bin/true", run, "baseline run -- /bin/true", []string{baseline, "run", "--", "/bin/true"})
+		compare(ws, n, "forgebox version", []string{bin, "version"}, "baseline version", []string{baseline, "version"})
+	}
 }
 
 // userPairs is compare as the ordinary user u, in a workspace of theirs,

@@ -64,7 +64,7 @@ func main() {
 	netRequests := flag.Int("net-requests", 50, "connections per round for the proxy's latency figure")
 	tree := flag.Int("tree-files", 100000, "files in the workspace of the post-run check's figure (0: skip it)")
 	treeN := flag.Int("tree-n", 60, "paired runs for the post-run check's figure")
-	baseline := flag.String("baseline", "", "an earlier forgebox binary to compare the post-run check and the MCP round trip with")
+	baseline := flag.String("baseline", "", "an earlier forgebox binary to compare the launch, the post-run check and the MCP round trip with")
 	ed := flag.Bool("everyday", true, "build and test the everyday projects (Go, Python, Node, Rust) with and without forgebox")
 	edRounds := flag.Int("everyday-rounds", 5, "interleaved pairs per everyday project")
 	user := flag.String("user", "fbtest", "also measure the launch as this ordinary user when run as root (empty: only as the caller)")
@@ -82,17 +82,20 @@ func main() {
 
 	fmt.Printf("layers on: %s\n", layers(ws, bin))
 	if *n > 0 {
-		launchBench(ws, bin, *n, *user, *load)
+		launchBench(ws, bin, *baseline, *n, *user, *load)
 		breakdown(ws, bin, 50)
 	}
 
 	if *tp {
 		fmt.Printf("\nthroughput, %d MiB of output read from a pipe, median of %d interleaved rounds\n", *size>>20, *rounds)
 		cmd := []string{"head", "-c", fmt.Sprint(*size), "/dev/zero"}
-		var direct, pipe, kept, pty []float64
+		var direct, pipe, kept, pty, basePipe []float64
 		for i := 0; i < *rounds; i++ {
 			direct = append(direct, throughput(ws, cmd))
 			pipe = append(pipe, throughput(ws, append([]string{bin, "run", "--"}, cmd...)))
+			if *baseline != "" {
+				basePipe = append(basePipe, throughput(ws, append([]string{*baseline, "run", "--"}, cmd...)))
+			}
 			kept = append(kept, throughput(ws, append([]string{bin, "run", "--keep-output", "--"}, cmd...)))
 			pty = append(pty, throughput(ws, append([]string{bin, "run", "--pty", "--"}, cmd...)))
 		}
@@ -102,6 +105,10 @@ func main() {
 		fmt.Printf("  forgebox pipe mode, --keep-output  %8.0f MB/s  (%.2fx direct, %.2fx handed over; min %.0f, max %.0f)\n",
 			k, k/d, k/p, pct(kept, 0), pct(kept, 100))
 		fmt.Printf("  forgebox pty mode                  %8.0f MB/s  (goal >= 100 MB/s)\n", t)
+		if *baseline != "" {
+			b := pct(basePipe, 50)
+			fmt.Printf("  the baseline's pipe mode           %8.0f MB/s  (this build %.2fx the baseline)\n", b, p/b)
+		}
 	}
 	if *pol {
 		policyBench(bin, *mixFile, 100000, *rounds)
