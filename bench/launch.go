@@ -58,6 +58,18 @@ func launchBench(ws, bin, baseline string, n int, name string, load bool) {
 	}
 	fmt.Printf(" the binary's own start (goal: at most 1.5x a do-nothing static Go program)\n")
 	compare(ws, n, "forgebox version", []string{bin, "version"}, "a do-nothing static Go program", []string{nop})
+	fmt.Printf(" what each part adds: the same run with one part off (median of pair differences)\n")
+	for _, off := range []struct{ flag, what string }{
+		{"--no-cache", "private package caches (overlays of ~/.cache, Go's, npm's ...)"},
+		{"--no-history", "recording in the history"},
+		{"--no-policy", "the judge"},
+	} {
+		r, err := pairs.Compare(n/2, 10, pairs.Cmd{Argv: run, Dir: ws}, pairs.Cmd{Argv: []string{bin, "run", off.flag, "--", "/bin/true"}, Dir: ws})
+		if err != nil {
+			fail(err.Error())
+		}
+		fmt.Printf("  %-64s wall %+6.2f ms, CPU %+6.2f ms (%s)\n", off.what, r.Diff(pairs.Wall), r.Diff(pairs.CPU), off.flag)
+	}
 	if baseline != "" {
 		fmt.Printf(" against the baseline %s\n", baseline)
 		compare(ws, n, "forgebox run -- /bin/true", run, "baseline run -- /bin/true", []string{baseline, "run", "--", "/bin/true"})

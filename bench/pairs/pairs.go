@@ -107,6 +107,16 @@ func (r Result) Ratio(f func(Sample) float64) float64 {
 	return Percentile(v, 50)
 }
 
+// Diff is the median of the per-pair differences a-b of f, in ms: what
+// a adds to b.
+func (r Result) Diff(f func(Sample) float64) float64 {
+	v := make([]float64, len(r.A))
+	for i := range r.A {
+		v[i] = f(r.A[i]) - f(r.B[i])
+	}
+	return Percentile(v, 50)
+}
+
 // Percentile is the p-th percentile of v (nearest rank).
 func Percentile(v []float64, p int) float64 {
 	if len(v) == 0 {
