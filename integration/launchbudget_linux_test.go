@@ -89,29 +89,37 @@ func TestLaunchBudget(t *testing.T) {
 			{"launch_cpu", "forgebox run -- /bin/true / bwrap, CPU", l.Ratio(pairs.CPU), budget.LaunchCPU, l},
 		}, nil
 	}
+	// A check fails when it is over its budget in every round: a burst
+	// of load passes, a start that grew stays over.
 	const rounds = 3
-	var over []string
-	for round := 1; round <= rounds; round++ {
+	passed := map[string]bool{}
+	last := map[string]string{}
+	for round := 1; round <= rounds && len(passed) < 4; round++ {
 		checks, err := measure()
 		if err != nil {
 			t.Fatal(err)
 		}
-		over = over[:0]
 		for _, c := range checks {
 			t.Logf("round %d: %s: %.2fx (budget %s %.2fx)", round, c.what, c.got, c.name, c.limit)
-			if c.got > c.limit {
-				over = append(over, fmt.Sprintf("%s: median of 25 interleaved pairs %.2fx exceeds the budget %s = %.2fx in integration/%s\n%s",
-					c.what, c.got, c.name, c.limit, budgetFile, c.r.Format("forgebox", "reference")))
+			if c.got <= c.limit {
+				passed[c.name] = true
+			} else {
+				last[c.name] = fmt.Sprintf("%s: median of 25 interleaved pairs %.2fx exceeds the budget %s = %.2fx in integration/%s in each of %d rounds; the last:\n%s",
+					c.what, c.got, c.name, c.limit, budgetFile, rounds, c.r.Format("forgebox", "reference"))
 			}
 		}
-		if len(over) == 0 {
-			return
+	}
+	failed := false
+	for _, name := range []string{"version_wall", "version_cpu", "launch_wall", "launch_cpu"} {
+		if !passed[name] {
+			t.Errorf("%s", last[name])
+			failed = true
 		}
 	}
-	for _, o := range over {
-		t.Errorf("%s", o)
+	if !failed {
+		return
 	}
-	t.Log("in every round; a new dependency's package initialisers (GODEBUG=inittrace=1 forgebox version lists them) or work added to the launch (forgebox run --trace) is the usual cause")
+	t.Log("a new dependency's package initialisers (GODEBUG=inittrace=1 forgebox version lists them) or work added to the launch (forgebox run --trace) is the usual cause")
 }
 
 // inits is what GODEBUG=inittrace=1 says about one start: per package,
