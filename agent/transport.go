@@ -330,14 +330,19 @@ func oversizedID(head, tail []byte) json.RawMessage {
 	if id, ok := headMember(head, "id"); ok {
 		return validID(id)
 	}
-	if m := tailID.FindSubmatch(tail); m != nil {
+	if m := tailID().FindSubmatch(tail); m != nil {
 		return validID(m[1])
 	}
 	return json.RawMessage("null")
 }
 
-// tailID matches a last member "id" with a number or a plain string.
-var tailID = regexp.MustCompile(`[,{]\s*"id"\s*:\s*(-?[0-9]+|"[^"\\]{0,200}")\s*\}\s*$`)
+// tailID matches a last member "id" with a number or a plain string. It
+// is compiled on first use: its {0,200} unrolls into a large program,
+// and compiling it when the package initialised cost every forgebox
+// process, `forgebox run` included, about 1 ms of CPU (issue 21).
+var tailID = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`[,{]\s*"id"\s*:\s*(-?[0-9]+|"[^"\\]{0,200}")\s*\}\s*$`)
+})
 
 // headMethod is what an oversized message's start says it is: its method,
 // and the tool a tools/call names when that comes before the arguments.

@@ -42,6 +42,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/forgebox/forgebox/bench/pairs"
 )
 
 func main() {
@@ -62,9 +64,11 @@ func main() {
 	netRequests := flag.Int("net-requests", 50, "connections per round for the proxy's latency figure")
 	tree := flag.Int("tree-files", 100000, "files in the workspace of the post-run check's figure (0: skip it)")
 	treeN := flag.Int("tree-n", 60, "paired runs for the post-run check's figure")
-	baseline := flag.String("baseline", "", "an earlier forgebox binary to compare the post-run check and the MCP round trip with")
+	baseline := flag.String("baseline", "", "an earlier forgebox binary to compare the launch, the post-run check and the MCP round trip with")
 	ed := flag.Bool("everyday", true, "build and test the everyday projects (Go, Python, Node, Rust) with and without forgebox")
 	edRounds := flag.Int("everyday-rounds", 5, "interleaved pairs per everyday project")
+	user := flag.String("user", "fbtest", "also measure the launch as this ordinary user when run as root (empty: only as the caller)")
+	load := flag.Bool("load", true, "also measure the launch while a CPU-bound job keeps every core busy")
 	flag.Parse()
 	if _, err := exec.LookPath("bwrap"); err != nil {
 		fail("bwrap is not installed (apt-get install bubblewrap): it is the reference")
@@ -75,23 +79,23 @@ func main() {
 	}
 	defer os.RemoveAll(ws)
 	bin, _ := filepath.Abs(*fb)
-	bwrap := []string{"bwrap", "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "/bin/true"}
 
 	fmt.Printf("layers on: %s\n", layers(ws, bin))
 	if *n > 0 {
-		fmt.Printf("startup, %d interleaved pairs, workspace %s\n", *n, ws)
-		compare(ws, *n, "forgebox run --pty -- /bin/true", []string{bin, "run", "--pty", "--", "/bin/true"}, "bwrap", bwrap)
-		compare(ws, *n, "forgebox run -- /bin/true", []string{bin, "run", "--", "/bin/true"}, "bwrap", bwrap)
+		launchBench(ws, bin, *baseline, *n, *user, *load)
 		breakdown(ws, bin, 50)
 	}
 
 	if *tp {
 		fmt.Printf("\nthroughput, %d MiB of output read from a pipe, median of %d interleaved rounds\n", *size>>20, *rounds)
 		cmd := []string{"head", "-c", fmt.Sprint(*size), "/dev/zero"}
-		var direct, pipe, kept, pty []float64
+		var direct, pipe, kept, pty, basePipe []float64
 		for i := 0; i < *rounds; i++ {
 			direct = append(direct, throughput(ws, cmd))
 			pipe = append(pipe, throughput(ws, append([]string{bin, "run", "--"}, cmd...)))
+			if *baseline != "" {
+				basePipe = append(basePipe, throughput(ws, append([]string{*baseline, "run", "--"}, cmd...)))
+			}
 			kept = append(kept, throughput(ws, append([]string{bin, "run", "--keep-output", "--"}, cmd...)))
 			pty = append(pty, throughput(ws, append([]string{bin, "run", "--pty", "--"}, cmd...)))
 		}
@@ -101,6 +105,10 @@ func main() {
 		fmt.Printf("  forgebox pipe mode, --keep-output  %8.0f MB/s  (%.2fx direct, %.2fx handed over; min %.0f, max %.0f)\n",
 			k, k/d, k/p, pct(kept, 0), pct(kept, 100))
 		fmt.Printf("  forgebox pty mode                  %8.0f MB/s  (goal >= 100 MB/s)\n", t)
+		if *baseline != "" {
+			b := pct(basePipe, 50)
+			fmt.Printf("  the baseline's pipe mode           %8.0f MB/s  (this build %.2fx the baseline)\n", b, p/b)
+		}
 	}
 	if *pol {
 		policyBench(bin, *mixFile, 100000, *rounds)
@@ -193,36 +201,24 @@ func breakdown(dir, bin string, n int) {
 	}
 }
 
-// compare runs a and b alternately and prints their medians, p99 and the
-// median of the per-pair ratios a/b.
-func compare(dir string, n int, aName string, a []string, bName string, b []string) {
-	const warmup = 20
-	var ta, tb, ratio []float64
-	for i := 0; i < n+warmup; i++ {
-		var x, y float64
-		if i%2 == 0 { // alternate who goes first
-			x, y = timeRun(dir, a), timeRun(dir, b)
-		} else {
-			y, x = timeRun(dir, b), timeRun(dir, a)
-		}
-		if i >= warmup {
-			ta, tb, ratio = append(ta, x), append(tb, y), append(ratio, x/y)
-		}
+// compare runs a and b alternately and prints their medians and p99,
+// in wall and CPU time, and the medians of the per-pair ratios a/b.
+func compare(dir string, n int, aName string, a []string, bName string, b []string) pairs.Result {
+	r, err := pairs.Compare(n, 20, pairs.Cmd{Argv: a, Dir: dir}, pairs.Cmd{Argv: b, Dir: dir})
+	if err != nil {
+		fail(err.Error())
 	}
-	ma, mb := pct(ta, 50), pct(tb, 50)
-	fmt.Printf("  %-34s median %6.2f ms  p99 %6.2f ms\n", aName, ma, pct(ta, 99))
-	fmt.Printf("  %-34s median %6.2f ms  p99 %6.2f ms\n", bName, mb, pct(tb, 99))
-	fmt.Printf("  ratio: median of pairs %.3f, of medians %.3f, at p99 %.3f\n", pct(ratio, 50), ma/mb, pct(ta, 99)/pct(tb, 99))
+	fmt.Print(r.Format(aName, bName))
+	return r
 }
 
+// timeRun runs argv in dir and returns its wall time in milliseconds.
 func timeRun(dir string, argv []string) float64 {
-	cmd := exec.Command(argv[0], argv[1:]...)
-	cmd.Dir = dir
-	start := time.Now()
-	if out, err := cmd.CombinedOutput(); err != nil {
-		fail(fmt.Sprintf("%s: %v\n%s", strings.Join(argv, " "), err, out))
+	s, err := pairs.Run(pairs.Cmd{Argv: argv, Dir: dir})
+	if err != nil {
+		fail(err.Error())
 	}
-	return float64(time.Since(start).Microseconds()) / 1000
+	return s.Wall
 }
 
 func pct(v []float64, p int) float64 {

@@ -53,15 +53,31 @@ func serveBench(dir, bin, baseline string, n int) {
 
 	res, _ := call("shell_start", map[string]any{})
 	id, _ := res.StructuredContent.(map[string]any)["session"].(string)
-	var exec []float64
+	var baseID string
+	if callBase != nil {
+		res, _ := callBase("shell_start", map[string]any{})
+		baseID, _ = res.StructuredContent.(map[string]any)["session"].(string)
+	}
+	var exec, execBase, execRatio []float64
 	for i := 0; i < n+warmup; i++ {
 		_, t := call("shell_exec", map[string]any{"session": id, "command": "true"})
 		if i >= warmup {
 			exec = append(exec, t)
 		}
+		if callBase != nil {
+			_, o := callBase("shell_exec", map[string]any{"session": baseID, "command": "true"})
+			if i >= warmup {
+				execBase, execRatio = append(execBase, o), append(execRatio, t/o)
+			}
+		}
 	}
 	call("shell_close", map[string]any{"session": id})
 	fmt.Printf("  shell_exec true in a warm session          median %6.2f ms  p99 %6.2f ms (goal < 20 ms)\n", pct(exec, 50), pct(exec, 99))
+	if callBase != nil {
+		callBase("shell_close", map[string]any{"session": baseID})
+		fmt.Printf("  the same in the baseline's server          median %6.2f ms  p99 %6.2f ms; this build / baseline: median of round ratios %.3f\n",
+			pct(execBase, 50), pct(execBase, 99), pct(execRatio, 50))
+	}
 }
 
 // connect starts bin's MCP server on dir and returns a call that times one

@@ -352,11 +352,13 @@ func (s *Store) Ingest(ctx context.Context) (int, []string, error) {
 	if _, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
 		return 0, nil, nil
 	}
-	unlock, err := lockIngest(ctx, filepath.Join(dir, ingestLock))
-	if err != nil {
-		return 0, nil, err
+	if !s.ingestHeld {
+		unlock, err := lockIngest(ctx, filepath.Join(dir, ingestLock))
+		if err != nil {
+			return 0, nil, err
+		}
+		defer unlock()
 	}
-	defer unlock()
 	journal := filepath.Join(dir, journalName)
 	if fi, err := os.Stat(journal); err == nil && fi.Size() > 0 {
 		seg := filepath.Join(dir, fmt.Sprintf("%s%020d-%d", segmentPrefix, s.now().UnixNano(), os.Getpid()))
@@ -547,6 +549,28 @@ func lockIngest(ctx context.Context, path string) (unlock func(), err error) {
 		case <-time.After(2 * time.Millisecond):
 		}
 	}
+}
+
+// tryLockIngest takes the ingesters' lock if no one holds it, returning
+// the open file that holds it (closing it unlocks), and returns
+// ErrIngestBusy if someone does. Without a spool there is nothing to
+// lock: no file and no error.
+func tryLockIngest(path string) (*os.File, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lock the history spool: %w", err)
+	}
+	if err := lockFile(f, true, false); err != nil {
+		f.Close()
+		if errors.Is(err, errLocked) {
+			return nil, ErrIngestBusy
+		}
+		return nil, fmt.Errorf("lock the history spool: %w", err)
+	}
+	return f, nil
 }
 
 // decodeLine decodes one journal line. A line that is not a run with a

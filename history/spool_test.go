@@ -2,12 +2,14 @@ package history
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // spoolPair opens a spool and a store on the same fresh path; alive
@@ -427,5 +429,58 @@ func TestSpoolCompletionJustBeforeExit(t *testing.T) {
 	got, err := s.GetByKey(context.Background(), r.Key)
 	if err != nil || got.Status != StatusFinished || len(warnings) != 0 {
 		t.Errorf("run = %+v, %v, warnings %q; want finished, no warning", got, err, warnings)
+	}
+}
+
+// An Open with IngestIfIdle gives up at once, with ErrIngestBusy and the
+// spool untouched, while another process ingests; once the lock is free
+// it ingests like any Open, and a later Ingest on its Store takes the
+// lock again (a held lock would make it wait forever).
+func TestOpenIngestIfIdle(t *testing.T) {
+	sp, path, o := spoolPair(t, func() bool { return false })
+	r := &Run{Argv: []string{"true"}, Cwd: "/w", Status: StatusFinished}
+	if err := sp.Write(r); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	other, err := os.OpenFile(filepath.Join(sp.Dir(), ingestLock), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := lockFile(other, true, false); err != nil {
+		t.Fatalf("lock: %v", err)
+	}
+	idle := o
+	idle.IngestIfIdle = true
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel() // a wait would fail on ctx, not with ErrIngestBusy
+	if s, _, err := Open(ctx, path, idle); !errors.Is(err, ErrIngestBusy) {
+		if s != nil {
+			s.Close()
+		}
+		t.Fatalf("Open(IngestIfIdle) while another ingests = %v, want ErrIngestBusy", err)
+	}
+	if n := len(journals(t, sp)); n != 1 {
+		t.Errorf("spool holds %q after a busy Open, want the journal untouched", journals(t, sp))
+	}
+	other.Close()
+	s, _ := openAt(t, path, idle)
+	if got, err := s.GetByKey(context.Background(), r.Key); err != nil || got.Status != StatusFinished {
+		t.Errorf("GetByKey(%q) after Open(IngestIfIdle) = %+v, %v; want the finished run", r.Key, got, err)
+	}
+	if err := sp.Write(&Run{Argv: []string{"true"}, Cwd: "/w", Status: StatusFinished}); err != nil {
+		t.Fatalf("Write: %v", err)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, _, err := s.Ingest(context.Background())
+		done <- err
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("Ingest after Open(IngestIfIdle): %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Ingest after Open(IngestIfIdle) waits for a lock Open still holds")
 	}
 }

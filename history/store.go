@@ -36,7 +36,16 @@ type Options struct {
 	Redact *Redactor
 	// BootID is the current boot ID. "": the kernel's (Linux), none elsewhere.
 	BootID string
+	// IngestIfIdle makes Open return ErrIngestBusy at once, without opening
+	// the database, when another process is ingesting the spool: that
+	// process moves every spooled run, or leaves them for the next open.
+	// forgebox run's background ingest sets it, so that no run waits for
+	// another (under load, waiting ran into the deadline).
+	IngestIfIdle bool
 }
+
+// ErrIngestBusy: another process is ingesting the spool (Options.IngestIfIdle).
+var ErrIngestBusy = errors.New("another process is ingesting the history spool")
 
 // Store is an open history database. It is safe for concurrent use.
 type Store struct {
@@ -52,6 +61,8 @@ type Store struct {
 	// live holds the keys of the runs the last Ingest left running in the
 	// spool: their processes may still complete them there.
 	live map[string]bool
+	// ingestHeld: Open holds the ingesters' lock (Options.IngestIfIdle).
+	ingestHeld bool
 }
 
 // DefaultPath returns $FORGEBOX_HISTORY_DB, else
@@ -92,6 +103,18 @@ func Open(ctx context.Context, path string, o Options) (*Store, []string, error)
 		return nil, nil, fmt.Errorf("open history database %q: %w", path, err)
 	}
 	s := &Store{path: abs, now: o.Now, alive: o.Alive, redact: o.Redact, bootID: o.BootID}
+	if o.IngestIfIdle {
+		f, err := tryLockIngest(filepath.Join(spoolDir(abs), ingestLock))
+		if err != nil {
+			return nil, nil, err
+		}
+		if f != nil {
+			// Held through the abandoned-row check, which writes too; a
+			// later Ingest on this Store takes it again.
+			s.ingestHeld = true
+			defer func() { s.ingestHeld = false; f.Close() }()
+		}
+	}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -130,10 +129,10 @@ type language struct {
 	// loops find an endless loop: with a fork in the code, a fork bomb.
 	// bombs find fork bombs on their own. Each starts with a literal, so
 	// that the search skips to it.
-	loops, bombs []*regexp.Regexp
+	loops, bombs []*lazyRegexp
 }
 
-func anyMatch(res []*regexp.Regexp, code string) bool {
+func anyMatch(res []*lazyRegexp, code string) bool {
 	for _, re := range res {
 		if re.MatchString(code) {
 			return true

@@ -1,24 +1,23 @@
 package policy
 
 import (
-	"regexp"
 	"strings"
 )
 
 var (
-	cLoops = []*regexp.Regexp{regexp.MustCompile(`while\s*\(\s*(?:true|1)\s*\)`), regexp.MustCompile(`for\s*\(\s*;\s*;\s*\)`)}
+	cLoops = []*lazyRegexp{lazyRE(`while\s*\(\s*(?:true|1)\s*\)`), lazyRE(`for\s*\(\s*;\s*;\s*\)`)}
 
-	pyLang   = language{action: pythonAction, loops: []*regexp.Regexp{regexp.MustCompile(`while\s*\(?\s*(?:True|1)\s*\)?\s*:`)}}
+	pyLang   = language{action: pythonAction, loops: []*lazyRegexp{lazyRE(`while\s*\(?\s*(?:True|1)\s*\)?\s*:`)}}
 	nodeLang = language{action: nodeAction, loops: cLoops}
-	perlLang = language{bare: true, backticks: true, action: perlAction, bombs: []*regexp.Regexp{
-		regexp.MustCompile(`fork\s*(?:\(\s*\))?\s*(?:while|until)\b`), regexp.MustCompile(`while\s*\(\s*1\s*\)\s*\{\s*fork\b`),
-		regexp.MustCompile(`1\s+while\s+fork\b`)}}
-	rubyLang = language{bare: true, backticks: true, action: rubyAction, loops: []*regexp.Regexp{
-		regexp.MustCompile(`loop\s*(?:\{|do\b)`), regexp.MustCompile(`while\s+true\b`)},
-		bombs: []*regexp.Regexp{regexp.MustCompile(`fork\s+(?:while|until)\b`)}}
+	perlLang = language{bare: true, backticks: true, action: perlAction, bombs: []*lazyRegexp{
+		lazyRE(`fork\s*(?:\(\s*\))?\s*(?:while|until)\b`), lazyRE(`while\s*\(\s*1\s*\)\s*\{\s*fork\b`),
+		lazyRE(`1\s+while\s+fork\b`)}}
+	rubyLang = language{bare: true, backticks: true, action: rubyAction, loops: []*lazyRegexp{
+		lazyRE(`loop\s*(?:\{|do\b)`), lazyRE(`while\s+true\b`)},
+		bombs: []*lazyRegexp{lazyRE(`fork\s+(?:while|until)\b`)}}
 	phpLang = language{backticks: true, action: phpAction, loops: cLoops}
-	luaLang = language{action: luaAction, loops: []*regexp.Regexp{regexp.MustCompile(`while\s+true\s+do`)}}
-	rLang   = language{action: rAction, loops: []*regexp.Regexp{regexp.MustCompile(`repeat\s*\{`), regexp.MustCompile(`while\s*\(\s*TRUE\s*\)`)}}
+	luaLang = language{action: luaAction, loops: []*lazyRegexp{lazyRE(`while\s+true\s+do`)}}
+	rLang   = language{action: rAction, loops: []*lazyRegexp{lazyRE(`repeat\s*\{`), lazyRE(`while\s*\(\s*TRUE\s*\)`)}}
 )
 
 func languageOf(lang string) *language {

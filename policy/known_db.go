@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -159,10 +158,10 @@ func (j *judge) dbInput(c *Command, tool string, judge func(text string, static 
 // mongoDrop and friends find the calls of the mongo shell that destroy
 // data.
 var (
-	mongoDropAll  = regexp.MustCompile(`\.dropDatabase\s*\(|\.drop\s*\(|\.(?:deleteMany|remove)\s*\(\s*(?:\{\s*\})?\s*[,)]`)
-	mongoUpdAll   = regexp.MustCompile(`\.updateMany\s*\(\s*\{\s*\}`)
-	mongoDropAcct = regexp.MustCompile(`\.drop(?:User|AllUsersFromDatabase|Role|AllRolesFromDatabase)\s*\(`)
-	mongoWrite    = regexp.MustCompile(`\.(?:insert\w*|update\w*|replace\w*|delete\w*|remove|createCollection|createIndex\w*|bulkWrite|findOneAnd\w+|renameCollection|runCommand|adminCommand)\s*\(`)
+	mongoDropAll  = lazyRE(`\.dropDatabase\s*\(|\.drop\s*\(|\.(?:deleteMany|remove)\s*\(\s*(?:\{\s*\})?\s*[,)]`)
+	mongoUpdAll   = lazyRE(`\.updateMany\s*\(\s*\{\s*\}`)
+	mongoDropAcct = lazyRE(`\.drop(?:User|AllUsersFromDatabase|Role|AllRolesFromDatabase)\s*\(`)
+	mongoWrite    = lazyRE(`\.(?:insert\w*|update\w*|replace\w*|delete\w*|remove|createCollection|createIndex\w*|bulkWrite|findOneAnd\w+|renameCollection|runCommand|adminCommand)\s*\(`)
 )
 
 func judgeMongo(j *judge, c *Command) {

@@ -2,7 +2,6 @@ package policy
 
 import (
 	"fmt"
-	"regexp"
 	"strings"
 )
 
@@ -151,7 +150,7 @@ func cleanSQL(s string, mysql bool) string {
 }
 
 // everyRow finds a WHERE that holds for every row.
-var everyRow = regexp.MustCompile(`\b(?:WHERE|OR)\s+(?:TRUE|1|NOT\s+FALSE|(\d+|'')\s*=\s*(\d+|''))\s*(?:$|\)|ORDER|LIMIT|RETURNING|OR|AND)`)
+var everyRow = lazyRE(`\b(?:WHERE|OR)\s+(?:TRUE|1|NOT\s+FALSE|(\d+|'')\s*=\s*(\d+|''))\s*(?:$|\)|ORDER|LIMIT|RETURNING|OR|AND)`)
 
 // classifySQL judges one statement, upper-cased and cleaned.
 func classifySQL(tool, stmt string) finding {

@@ -1,14 +1,13 @@
 package policy
 
 import (
-	"regexp"
 	"strings"
 )
 
 var (
-	awkSystem  = regexp.MustCompile(`\bsystem\s*\(\s*("(?:[^"\\]|\\.)*"\s*\))?`)
-	awkPipe    = regexp.MustCompile(`\|\s*(?:getline|")|"\s*\|\s*getline|\|&`)
-	awkPrintTo = regexp.MustCompile(`\bprintf?\b[^;{}]*?>>?\s*"((?:[^"\\]|\\.)*)"`)
+	awkSystem  = lazyRE(`\bsystem\s*\(\s*("(?:[^"\\]|\\.)*"\s*\))?`)
+	awkPipe    = lazyRE(`\|\s*(?:getline|")|"\s*\|\s*getline|\|&`)
+	awkPrintTo = lazyRE(`\bprintf?\b[^;{}]*?>>?\s*"((?:[^"\\]|\\.)*)"`)
 )
 
 // judgeAwk reads the program for the three ways awk reaches outside:
@@ -57,9 +56,9 @@ func judgeAwk(j *judge, c *Command) {
 var (
 	// sedExec finds the e command and the e flag of s///, which run the
 	// pattern space as a shell command.
-	sedExec = regexp.MustCompile(`(?:^|[;\n{}])\s*(?:\d+|\$|/[^/]*/)?\s*e(?:\s|;|$)|s([/|#,:])(?:[^/|#,:\\]|\\.)*[/|#,:](?:[^/|#,:\\]|\\.)*[/|#,:][gpiImM0-9]*e`)
+	sedExec = lazyRE(`(?:^|[;\n{}])\s*(?:\d+|\$|/[^/]*/)?\s*e(?:\s|;|$)|s([/|#,:])(?:[^/|#,:\\]|\\.)*[/|#,:](?:[^/|#,:\\]|\\.)*[/|#,:][gpiImM0-9]*e`)
 	// sedWrite finds the w command and the w flag of s///.
-	sedWrite = regexp.MustCompile(`(?:(?:^|[;\n{}])\s*(?:\d+|\$|/[^/]*/)?\s*|s/[^/]*/[^/]*/[gpiImMe0-9]*)w\s+([^;\n]+)`)
+	sedWrite = lazyRE(`(?:(?:^|[;\n{}])\s*(?:\d+|\$|/[^/]*/)?\s*|s/[^/]*/[^/]*/[gpiImMe0-9]*)w\s+([^;\n]+)`)
 )
 
 // judgeSed: sed -i edits its files in place; the script's e command runs

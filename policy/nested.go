@@ -1,7 +1,6 @@
 package policy
 
 import (
-	"regexp"
 	"strings"
 )
 
@@ -27,7 +26,7 @@ func nestedKnowledge(name string) func(*judge, *Command) {
 	return nil
 }
 
-var versioned = regexp.MustCompile(`^(python|pypy|ruby|perl|php|lua|node)[0-9.]*$`)
+var versioned = lazyRE(`^(python|pypy|ruby|perl|php|lua|node)[0-9.]*$`)
 
 // interpreter names the language a program interprets, or "".
 func interpreter(name string) string {

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
@@ -249,7 +250,14 @@ func (r *recorder) startIngest(path string, redact *history.Redactor) {
 	r.pruned, r.pruneCancel = make(chan struct{}), cancel
 	go func() {
 		defer close(r.pruned)
-		store, warnings, err := history.Open(ctx, path, StoreOptions(redact))
+		o := StoreOptions(redact)
+		// Never wait for another run's ingest: it moves this run's lines
+		// too, or leaves them for the next open.
+		o.IngestIfIdle = true
+		store, warnings, err := history.Open(ctx, path, o)
+		if errors.Is(err, history.ErrIngestBusy) {
+			return
+		}
 		// Running out of time here is contention (other runs ingest the
 		// same spool at once): this run's row is spooled and waits for the
 		// next open, so nothing is lost and there is nothing to say.

@@ -43,10 +43,11 @@ var layers = map[string][]string{
 	"pathtree":   nil,
 	"gitkeys":    nil,
 
-	"bench":                {"integration/everyday"}, // drives the built binary from outside
-	"integration":          {"integration/everyday"}, // black-box: runs the built binary
-	"integration/everyday": nil,                      // tiny projects for the integration tests and the bench
-	"integration/agents":   nil,                      // real agent clients against the built binary (make agents-test)
+	"bench":                {"integration/everyday", "bench/pairs"}, // drives the built binary from outside
+	"bench/pairs":          nil,                                     // interleaved pairs of commands, for the bench and the launch budget
+	"integration":          {"integration/everyday", "bench/pairs"}, // black-box: runs the built binary
+	"integration/everyday": nil,                                     // tiny projects for the integration tests and the bench
+	"integration/agents":   nil,                                     // real agent clients against the built binary (make agents-test)
 	"integration/probe":    {"probe"},
 	"integration/vm":       nil,
 	"integration/vm/guest": nil,
