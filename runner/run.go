@@ -3,12 +3,14 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/forgebox/forgebox/history"
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
 	"github.com/forgebox/forgebox/shellquote"
+	"github.com/forgebox/forgebox/undo"
 )
 
 // Request is one command to judge, ask about, run and record.
@@ -172,6 +174,12 @@ func Run(ctx context.Context, req Request) *Outcome {
 	}
 	out.Result = res
 	out.HistoryKey, out.HistoryWarnings = rec.finish(res, out.Kept)
+	if c := res.Changes; c != nil && c.UndoID != "" && out.HistoryKey != nil {
+		// The record names its run, for forgebox undo KEY and history show.
+		if err := undo.StoreFor(spec.StateDir).SetHistory(res.Workspace, c.UndoID, *out.HistoryKey); err != nil {
+			out.HistoryWarnings = append(out.HistoryWarnings, fmt.Sprintf("undo: name the record %s after its run: %v", c.UndoID, err))
+		}
+	}
 	return out
 }
 

@@ -93,8 +93,8 @@ type Manifest struct {
 	Summary   Summary   `json:"summary"`
 	// Kept is the size of what the record keeps (before/).
 	Kept int64 `json:"kept_bytes"`
-	// HistoryID is the run's id in forgebox's history, when recorded.
-	HistoryID int64 `json:"history_id,omitempty"`
+	// HistoryKey names the run in forgebox's history, when recorded.
+	HistoryKey string `json:"history_key,omitempty"`
 	// UndoOf is the record an undo took back; UndoneBy the undo that took
 	// this one back.
 	UndoOf   string   `json:"undo_of,omitempty"`

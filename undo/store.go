@@ -129,20 +129,17 @@ func (s Store) Records(ws string) ([]*Manifest, error) {
 	return out, nil
 }
 
-// Find is the record named by ref: a record id (or a unique prefix of
-// one), or a history run id (a number).
+// Find is the record named by ref: a run's history key, or a record id
+// (or a unique prefix of one).
 func (s Store) Find(ws, ref string) (*Manifest, error) {
 	recs, err := s.Records(ws)
 	if err != nil {
 		return nil, err
 	}
-	if n, err := strconv.ParseInt(ref, 10, 64); err == nil {
-		for _, m := range recs {
-			if m.HistoryID == n {
-				return m, nil
-			}
+	for _, m := range recs {
+		if m.HistoryKey == ref {
+			return m, nil
 		}
-		return nil, fmt.Errorf("run %d has no undo record in workspace %s", n, ws)
 	}
 	var found []*Manifest
 	for _, m := range recs {
@@ -174,19 +171,19 @@ func (s Store) Last(ws string) (*Manifest, error) {
 	return nil, nil
 }
 
-// ByHistory is the record of a history run in any workspace, or nil.
-func (s Store) ByHistory(ws string, id int64) *Manifest {
+// ByHistory is the record of the history run key in workspace ws, or nil.
+func (s Store) ByHistory(ws, key string) *Manifest {
 	recs, _ := s.Records(ws)
 	for _, m := range recs {
-		if m.HistoryID == id {
+		if m.HistoryKey == key {
 			return m
 		}
 	}
 	return nil
 }
 
-// SetHistory notes the history id of a record.
-func (s Store) SetHistory(ws, id string, historyID int64) error {
+// SetHistory notes the history key of a record.
+func (s Store) SetHistory(ws, id, key string) error {
 	l, err := lockWorkspace(s.dirOf(ws))
 	if err != nil {
 		return err
@@ -196,7 +193,7 @@ func (s Store) SetHistory(ws, id string, historyID int64) error {
 	if err != nil {
 		return err
 	}
-	m.HistoryID = historyID
+	m.HistoryKey = key
 	return m.write()
 }
 

@@ -63,7 +63,7 @@ type serveFlags struct {
 // passes on: what the sandbox is, what judges, where history goes.
 var forwardedRunFlags = []string{
 	"workspace", "rw", "ro", "hide", "profile", "net", "env", "memory", "pids", "cpus", "grace",
-	"best-effort", "max-output", "policy", "history-db", "no-history", "allow-unix-sockets", "no-cache",
+	"best-effort", "max-output", "policy", "history-db", "no-history", "allow-unix-sockets", "no-cache", "no-undo",
 }
 
 // unforwardedRunFlags are the flags of forgebox run that serve does not
