@@ -21,7 +21,7 @@ const module = "github.com/forgebox/forgebox"
 // A package missing from the table fails the test: place it on purpose.
 var layers = map[string][]string{
 	"cmd/forgebox": {"agent", "caches", "cgroup", "files", "history", "netproxy", "policy", "probe", "runner", "sandbox", "selftest", "session", "undo"},
-	"agent":        {"files", "policy", "sandbox", "session"},
+	"agent":        {"files", "policy", "sandbox", "session", "undo"},
 	// One run from request to outcome: judge, ask, launch, record.
 	"runner":   {"history", "netproxy", "policy", "sandbox", "undo"},
 	"selftest": {"caches", "cgroup", "probe", "sandbox"}, // attacks the launcher from outside; the CLI renders it

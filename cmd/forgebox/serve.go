@@ -26,6 +26,7 @@ import (
 	"github.com/forgebox/forgebox/runner"
 	"github.com/forgebox/forgebox/sandbox"
 	"github.com/forgebox/forgebox/session"
+	"github.com/forgebox/forgebox/undo"
 )
 
 const serveUsage = `Usage:
@@ -301,6 +302,9 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 		Workspace: ctx.Workspace, Version: version, SessionID: sid, Backend: b,
 		DefaultTimeout: sf.defaultTimeout.d, MaxTimeout: sf.timeout.d, IdleTimeout: sf.idleTimeout.d, OutputBudget: sf.outputBudget,
 		SessionArgv: b.sessionArgv, Record: b.record, CheckWorkspace: checkWorkspace(rf, ctx.Workspace),
+	}
+	if spec.Undo {
+		cfg.Undo = undo.StoreFor(spec.StateDir)
 	}
 	// The file tools keep the sandbox's rules: the workspace only, its
 	// protected names and forgebox's own configuration and state
