@@ -76,7 +76,11 @@ func same(a, b *Node) bool {
 	if a.Type == "dir" || b.Type == "dir" {
 		return a.Type == b.Type && a.Mode == b.Mode
 	}
-	return *a == *b
+	// Not ctime: every rename sets it (an undo's own, a hard link's
+	// partner renamed after it), so it would see changes where none are.
+	// The inode, size and mtime (in ns) catch a replaced or rewritten
+	// file, the mode a chmod.
+	return a.Type == b.Type && a.Mode == b.Mode && a.Size == b.Size && a.Mtime == b.Mtime && a.Ino == b.Ino && a.Target == b.Target
 }
 
 // isWhiteout: overlay marks a deleted name with a character device 0/0.
