@@ -186,7 +186,9 @@ func TestKilledRunIsCheckedByTheNext(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		e.mustRun(t, "true")
 		m := marker()
-		r := e.start([]string{"run", "-c", "mkdir -p n && echo evil > n/.envrc && git init -q n/r && touch " + filepath.Join(e.ws, "planted") + " && sleep 300 # " + m})
+		// --no-undo: the test waits for a file the run writes in the
+		// workspace, which undo shows only when the run ends.
+		r := e.start([]string{"run", "--no-undo", "-c", "mkdir -p n && echo evil > n/.envrc && git init -q n/r && touch " + filepath.Join(e.ws, "planted") + " && sleep 300 # " + m})
 		waitFile(t, r, filepath.Join(e.ws, "planted"), 20*time.Second)
 		r.signal(t, syscall.SIGKILL)
 		r.wait(t, 20*time.Second)

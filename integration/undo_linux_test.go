@@ -230,3 +230,29 @@ func TestUndoStoreUnreachable(t *testing.T) {
 		}
 	})
 }
+
+// Where undo cannot be had the run goes on without it and says why:
+// forgebox's state inside the workspace, and --no-undo.
+func TestUndoUnavailableSaysWhy(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.write(filepath.Join(e.ws, "a.txt"), "a\n")
+		r, res := e.runJSON([]string{"--no-undo", "-c", "echo b > a.txt"})
+		if res.ExitCode != 0 || strings.Contains(r.stdout, `"undo": true`) || strings.Contains(r.stdout, `"undo":true`) {
+			t.Fatalf("--no-undo: exit %d, %s", res.ExitCode, r.stdout)
+		}
+		state := filepath.Join(e.ws, "state")
+		e.mkdir(state)
+		e.extra = append(e.extra, "XDG_STATE_HOME="+state)
+		r = e.run([]string{"run", "--json", "-c", "echo c > a.txt"})
+		var out undoResult
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.ExitCode != 0 || out.Enforced.Undo || out.Changes != nil || !strings.Contains(strings.Join(out.Warnings, "\n"), "no undo") {
+			t.Fatalf("state inside the workspace: %+v; want the run, without undo, saying so", out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(e.ws, "a.txt")); string(b) != "c\n" {
+			t.Fatalf("a.txt = %q", b)
+		}
+	})
+}

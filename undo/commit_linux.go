@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -36,7 +37,10 @@ func (p *Pending) Dir() string { return p.dir }
 // ID is the record's id.
 func (p *Pending) ID() string { return p.id }
 
-const pendingName = "pending"
+const (
+	pendingName = "pending"
+	tmpPrefix   = "tmp-" // a record being made (Begin)
+)
 
 // Begin makes the record of a run in workspace ws (canonical). The upper
 // directory gets the workspace's mode and owner: the overlay's root shows
@@ -56,34 +60,40 @@ func (s Store) Begin(ws, command string, now time.Time) (*Pending, error) {
 	}
 	p := &Pending{store: s, ws: ws, command: command, start: now}
 	p.Recovered = s.recover(ws)
-	for i := 0; ; i++ {
-		p.id = newID(now.Add(time.Duration(i) * time.Microsecond))
-		p.dir = filepath.Join(d, p.id)
-		err := os.Mkdir(p.dir, 0o700)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, fs.ErrExist) || i > 100 {
-			return nil, unavailable("%v", err)
-		}
+	// Made under a temporary name and renamed once its pending mark is
+	// locked: another run's recover never sees it unlocked.
+	tmp, err := os.MkdirTemp(d, tmpPrefix)
+	if err != nil {
+		return nil, unavailable("%v", err)
 	}
+	p.dir = tmp
 	fail := func(err error) (*Pending, error) {
-		removeAll(p.dir)
+		p.Discard()
 		return nil, unavailable("prepare the run's undo record: %v", err)
 	}
-	f, err := os.OpenFile(filepath.Join(p.dir, pendingName), os.O_RDWR|os.O_CREATE, 0o600)
+	f, err := os.OpenFile(filepath.Join(tmp, pendingName), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return fail(err)
 	}
+	p.held = f
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
 		return fail(err)
 	}
 	fmt.Fprintf(f, "%s\n%s\n", ws, command)
-	p.held = f
 	for _, sub := range []string{"upper", "work"} {
-		if err := os.Mkdir(filepath.Join(p.dir, sub), 0o700); err != nil {
-			p.Discard()
+		if err := os.Mkdir(filepath.Join(tmp, sub), 0o700); err != nil {
+			return fail(err)
+		}
+	}
+	for i := 0; ; i++ {
+		p.id = newID(now.Add(time.Duration(i) * time.Microsecond))
+		p.dir = filepath.Join(d, p.id)
+		err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, p.dir, unix.RENAME_NOREPLACE)
+		if err == nil {
+			break
+		}
+		p.dir = tmp
+		if !errors.Is(err, fs.ErrExist) || i > 100 {
 			return fail(err)
 		}
 	}
@@ -132,6 +142,9 @@ func (s Store) recover(ws string) []string {
 	var out []string
 	for _, n := range names {
 		dir := filepath.Join(d, n)
+		if n == lockName || strings.HasPrefix(n, tmpPrefix) {
+			continue
+		}
 		if _, err := os.Lstat(filepath.Join(dir, manifestName)); err == nil {
 			continue
 		}
