@@ -157,6 +157,9 @@ type Finding struct {
 	// outside the workspace (a program forgebox does not know, the network,
 	// a remote system); a sandbox that contains the command takes it away.
 	Reach bool `json:"reach,omitempty"`
+	// Undoable: the finding's risk lies only in destroying workspace
+	// content, which a run with undo keeps (policy/undo.go).
+	Undoable bool `json:"undoable,omitempty"`
 }
 
 // RuleRef names the rule that decided.

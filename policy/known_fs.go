@@ -253,6 +253,9 @@ func judgeTruncate(j *judge, c *Command) {
 		}
 	}
 	j.record(worst)
+	if j.inWorkspace(s.ops) {
+		j.markUndoable()
+	}
 }
 
 // judgeChmod: chmod, chown and chgrp judged by where they reach; -R on a

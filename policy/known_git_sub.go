@@ -91,7 +91,7 @@ func gitReset(j *judge, args []Arg) {
 	s := scan(args, flags{long: " pathspec-from-file "})
 	switch {
 	case s.has("--hard"):
-		j.add(Dangerous, 6, "git reset --hard discards uncommitted changes, which git cannot restore")
+		j.undoable(Dangerous, 6, "git reset --hard discards uncommitted changes, which git cannot restore")
 	case s.has("--keep", "--merge"):
 		j.add(Caution, 3, "git reset %s moves HEAD and updates the working tree", "--keep")
 	case s.has("-p", "--patch"):
@@ -111,10 +111,10 @@ func gitClean(j *judge, args []Arg) {
 		j.add(Interactive, 2, "interactive: git clean -i asks what to delete")
 	case s.has("-f") || s.abbrev("force", 1):
 		if ignored {
-			j.add(Dangerous, 6, "git clean -fx deletes untracked and ignored files, which git cannot restore")
+			j.undoable(Dangerous, 6, "git clean -fx deletes untracked and ignored files, which git cannot restore")
 			return
 		}
-		j.add(Dangerous, 6, "git clean -f deletes untracked files, which git cannot restore")
+		j.undoable(Dangerous, 6, "git clean -f deletes untracked files, which git cannot restore")
 	default:
 		j.add(Caution, 3, "git clean deletes untracked files where clean.requireForce is off")
 	}
@@ -129,10 +129,10 @@ func gitCheckout(j *judge, args []Arg) {
 		j.add(Interactive, 1, "interactive: git checkout -p asks about each hunk")
 		return
 	case s.has("-f") || s.abbrev("force", 2):
-		j.add(Dangerous, 6, "git checkout -f throws away uncommitted changes, which git cannot restore")
+		j.undoable(Dangerous, 6, "git checkout -f throws away uncommitted changes, which git cannot restore")
 		return
 	case s.has("--pathspec-from-file"):
-		j.add(Dangerous, 6, "git checkout overwrites uncommitted changes to the listed paths")
+		j.undoable(Dangerous, 6, "git checkout overwrites uncommitted changes to the listed paths")
 		return
 	case s.has("-b", "-B", "--orphan"):
 		j.add(SafeWrite, 2, "git checkout -b creates and switches to a branch")
@@ -151,7 +151,7 @@ func gitCheckout(j *judge, args []Arg) {
 		j.add(SafeWrite, 2, "git checkout switches branches; git refuses when uncommitted work would be lost")
 		return
 	}
-	j.add(Dangerous, 6, "git checkout %s overwrites uncommitted changes to it, which git cannot restore", quote(paths[0]))
+	j.undoable(Dangerous, 6, "git checkout %s overwrites uncommitted changes to it, which git cannot restore", quote(paths[0]))
 }
 
 // pathLike guesses whether a lone checkout operand is a path rather than
@@ -189,7 +189,7 @@ func gitRestore(j *judge, args []Arg) {
 	case staged && !worktree:
 		j.add(SafeWrite, 2, "git restore --staged unstages changes; the working tree is kept")
 	default:
-		j.add(Dangerous, 6, "git restore discards uncommitted changes in the working tree, which git cannot restore")
+		j.undoable(Dangerous, 6, "git restore discards uncommitted changes in the working tree, which git cannot restore")
 	}
 }
 

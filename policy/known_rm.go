@@ -161,6 +161,9 @@ func judgeRm(j *judge, c *Command) {
 		}
 	}
 	j.record(worst)
+	if j.inWorkspace(s.ops) {
+		j.markUndoable()
+	}
 }
 
 // judgeRmdir: rmdir removes only empty directories, so it is judged a

@@ -43,6 +43,9 @@ type Containment struct {
 	// neither the workspace nor a --rw path: what a command removes there
 	// no other program sees.
 	PrivateTmp bool `json:"private_tmp"`
+	// Undo: the run keeps every change to the workspace undoable
+	// (forgebox undo); see policy/undo.go.
+	Undo bool `json:"undo,omitempty"`
 }
 
 // Place says where a path points, as far as text can tell.

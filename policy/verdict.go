@@ -17,6 +17,7 @@ func (st *state) rule(j *judge, inner *Command) Judgement {
 		out.Program = inner.Name
 	}
 	contain(j.findings, st.ctx.Sandbox, t)
+	containUndo(j.findings, st.ctx.Sandbox, t)
 	worst := layered{Finding: Finding{Category: ReadOnly}}
 	for _, f := range j.findings {
 		if f.Risk > worst.Risk || f.Risk == worst.Risk && f.Category > worst.Category && f.Category != Interactive {

@@ -48,7 +48,11 @@ func Containment(spec sandbox.Spec) policy.Containment {
 	if len(out) > 0 {
 		return policy.Containment{How: strings.Join(out, ", "), PrivateTmp: private}
 	}
-	return policy.Containment{Contained: true, How: "the sandbox", PrivateTmp: private}
+	// Undo: the run keeps what it changes in the workspace undoable
+	// (sandbox.UndoPossible, the rule the sandbox follows too). A kernel
+	// that then refuses the overlay is reported after the run.
+	undo := sandbox.UndoPossible(spec) == nil
+	return policy.Containment{Contained: true, How: "the sandbox", PrivateTmp: private, Undo: undo}
 }
 
 // Unsandboxed is the containment of a command forgebox judges but does not
