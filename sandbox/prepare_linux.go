@@ -42,7 +42,8 @@ type prepared struct {
 	// caches are the run's private caches; nil without.
 	caches *runCaches
 	// undo is the run's undo record while it goes on; nil without.
-	undo *undo.Pending
+	undo      *undo.Pending
+	undoStore undo.Store
 }
 
 // release undoes what planning did on the host: the placeholders.

@@ -46,7 +46,7 @@ func (p *prepared) planUndo(s Spec, l *layout) {
 	for _, id := range pend.Recovered {
 		p.warnings = append(p.warnings, fmt.Sprintf("an earlier run in this workspace ended with forgebox before its changes were carried in: they are now, undoable as record %s", id))
 	}
-	p.undo = pend
+	p.undo, p.undoStore = pend, store
 	l.Undo, l.UndoStore = pend.Dir(), store.Root
 }
 
@@ -89,6 +89,12 @@ func (p *prepared) commitUndo(res *Result) {
 	}
 	if err != nil {
 		res.Warnings = append(res.Warnings, fmt.Sprintf("carrying the run's changes into the workspace: %v", err))
+	}
+	if m != nil && m.ID != "" {
+		// The store stays within its bounds (forgebox undo --limit).
+		if _, err := p.undoStore.MaybePrune(time.Now()); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("pruning the undo store: %v", err))
+		}
 	}
 }
 

@@ -37,10 +37,7 @@ func (p *Pending) Dir() string { return p.dir }
 // ID is the record's id.
 func (p *Pending) ID() string { return p.id }
 
-const (
-	pendingName = "pending"
-	tmpPrefix   = "tmp-" // a record being made (Begin)
-)
+const pendingName = "pending"
 
 // Begin makes the record of a run in workspace ws (canonical). The upper
 // directory gets the workspace's mode and owner: the overlay's root shows

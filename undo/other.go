@@ -4,6 +4,7 @@ package undo
 
 import (
 	"errors"
+	"os"
 	"time"
 )
 
@@ -11,6 +12,8 @@ import (
 var errOS = errors.New("undo needs Linux (an overlay of the workspace)")
 
 func sameFS(a, b string) (bool, error) { return false, errOS }
+
+func removeAll(p string) error { return os.RemoveAll(p) }
 
 type wsLock struct{}
 

@@ -30,7 +30,10 @@ func StoreFor(stateDir string) Store {
 	return Store{Root: filepath.Join(stateDir, "undo")}
 }
 
-const lockName = "lock"
+const (
+	lockName  = "lock"
+	tmpPrefix = "tmp-" // a record being made (Begin)
+)
 
 // ErrUnavailable is wrapped by every reason a run cannot have undo.
 var ErrUnavailable = errors.New("undo unavailable")

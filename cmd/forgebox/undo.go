@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forgebox/forgebox/history"
 	"github.com/forgebox/forgebox/undo"
 )
 
@@ -17,6 +18,7 @@ const undoUsage = `Usage:
   forgebox undo [--dry-run] [--force] [RUN]   put the workspace back as it was before RUN
   forgebox undo --to RUN [--dry-run] [--force] undo RUN and every later run not undone, newest first
   forgebox undo --list                        the workspace's undo records
+  forgebox undo --limit SIZE --keep-days N     bound the store (default 2GiB, 14 days; pruned after runs)
 
 A sandboxed run does not write the workspace while it goes on: it writes an
 overlay, carried in when it ends, and what it replaced is kept in an undo
@@ -40,6 +42,9 @@ func (e env) undoCmd(args []string) int {
 	}
 	var dry, force, list, jsonOut bool
 	var to, ws string
+	var limit sizeFlag
+	keepDays := fs.Int("keep-days", 0, "keep undo records `N` days at most (with --limit or alone: sets the bound)")
+	fs.Var(&limit, "limit", "keep at most `SIZE` of undo records for all workspaces together, oldest pruned first")
 	fs.BoolVar(&dry, "dry-run", false, "show what the undo would change and what it would overwrite, and change nothing")
 	fs.BoolVar(&force, "force", false, "undo even over paths changed since (what is overwritten is kept in the undo's record)")
 	fs.BoolVar(&list, "list", false, "list the workspace's undo records")
@@ -61,6 +66,26 @@ func (e env) undoCmd(args []string) int {
 	if store.Root == "" {
 		e.errorf("no state directory: set HOME or XDG_STATE_HOME")
 		return exitForgebox
+	}
+	if limit.n > 0 || *keepDays > 0 {
+		l := store.Limits()
+		if limit.n > 0 {
+			l.MaxBytes = limit.n
+		}
+		if *keepDays > 0 {
+			l.MaxAge = time.Duration(*keepDays) * 24 * time.Hour
+		}
+		if err := store.SetLimits(l); err != nil {
+			e.errorf("%v", err)
+			return exitForgebox
+		}
+		removed, err := store.Prune(time.Now())
+		if err != nil {
+			e.errorf("prune: %v", err)
+			return exitForgebox
+		}
+		fmt.Fprintf(e.stdout, "undo store %s: at most %s, %d days; %d record(s) pruned now\n", store.Root, humanBytes(l.MaxBytes), int(l.MaxAge.Hours()/24), len(removed))
+		return 0
 	}
 	ws, err := undoWorkspace(store, ws)
 	if err != nil {
@@ -243,7 +268,9 @@ func (e env) undoList(store undo.Store, ws string, jsonOut bool) int {
 		e.printJSON(recs)
 		return 0
 	}
-	fmt.Fprintf(e.stdout, "undo records of %s (in %s):\n", ws, store.Root)
+	u, _ := store.Usage()
+	fmt.Fprintf(e.stdout, "undo records of %s (the store %s keeps %s in %d records, at most %s and %d days):\n", ws, store.Root,
+		humanBytes(u.Bytes), u.Records, humanBytes(u.Limits.MaxBytes), int(u.Limits.MaxAge.Hours()/24))
 	for _, m := range recs {
 		renderRecord(e.stdout, m)
 	}
@@ -275,4 +302,49 @@ func nonNilSlice[T any](s []T) []T {
 		return []T{}
 	}
 	return s
+}
+
+// undoShown is a run's undo record as history show gives it.
+type undoShown struct {
+	ID       string       `json:"id"`
+	UndoneBy string       `json:"undone_by,omitempty"`
+	Summary  undo.Summary `json:"changes"`
+	Entries  []undo.Entry `json:"entries"`
+}
+
+// runUndoRecord is the undo record of a history run, or nil.
+func runUndoRecord(r *history.Run) *undoShown {
+	if r.Workspace == "" || r.Key == "" {
+		return nil
+	}
+	home, _ := os.UserHomeDir()
+	m := undo.StoreFor(stateDir(home)).ByHistory(r.Workspace, r.Key)
+	if m == nil {
+		return nil
+	}
+	var top []undo.Entry
+	for _, e := range m.Entries {
+		if !e.Sub {
+			top = append(top, e)
+		}
+	}
+	return &undoShown{ID: m.ID, UndoneBy: m.UndoneBy, Summary: m.Summary, Entries: nonNilSlice(top)}
+}
+
+func writeUndoRecord(w io.Writer, u *undoShown) {
+	if u == nil {
+		return
+	}
+	state := "forgebox undo " + u.ID
+	if u.UndoneBy != "" {
+		state = "undone by " + u.UndoneBy
+	}
+	fmt.Fprintf(w, "%-19s%s (%s)\n", "changes:", u.Summary, state)
+	for i, e := range u.Entries {
+		if i == 30 {
+			fmt.Fprintf(w, "%19s... and %d more\n", "", len(u.Entries)-30)
+			break
+		}
+		fmt.Fprintf(w, "%19s%-8s %s\n", "", e.Op, e.Path)
+	}
 }
