@@ -46,29 +46,39 @@ func unavailable(format string, a ...any) error {
 // have undo: the store must lie outside the workspace (an overlay's upper
 // layer cannot lie in its lower one, and the command must not reach the
 // store) and on the workspace's file system (a commit is rename(2)). It
-// makes the store's directory. It is the one rule for whether undo is
+// changes nothing: where the store does not exist yet, its closest
+// existing parent stands for it. It is the one rule for whether undo is
 // possible: the judge (runner.Containment) and the sandbox both ask it.
 func (s Store) Check(ws string) error {
 	if s.Root == "" {
 		return unavailable("forgebox has no state directory to keep undo records in (set HOME or XDG_STATE_HOME)")
 	}
-	if ws == "" || !filepath.IsAbs(ws) {
-		return unavailable("workspace %q is not an absolute path", ws)
+	if ws == "" || !filepath.IsAbs(ws) || !filepath.IsAbs(s.Root) {
+		return unavailable("workspace %q or undo store %q is not an absolute path", ws, s.Root)
 	}
-	if err := os.MkdirAll(s.Root, 0o700); err != nil {
-		return unavailable("cannot make the undo store %s: %v", s.Root, err)
+	existing, rest := filepath.Clean(s.Root), ""
+	for {
+		if _, err := os.Lstat(existing); err == nil {
+			break
+		}
+		if existing == filepath.Dir(existing) {
+			return unavailable("undo store %s: no parent exists", s.Root)
+		}
+		rest = filepath.Join(filepath.Base(existing), rest)
+		existing = filepath.Dir(existing)
 	}
-	root, err := filepath.EvalSymlinks(s.Root)
+	root, err := filepath.EvalSymlinks(existing)
 	if err != nil {
 		return unavailable("undo store %s: %v", s.Root, err)
 	}
+	root = filepath.Join(root, rest)
 	if pathtree.Within(root, ws) {
 		return unavailable("the undo store %s lies inside the workspace %s: runs there have no undo (set XDG_STATE_HOME outside it)", root, ws)
 	}
 	if pathtree.Within(ws, root) {
 		return unavailable("the workspace %s lies inside the undo store %s", ws, root)
 	}
-	same, err := sameFS(root, ws)
+	same, err := sameFS(existing, ws)
 	if err != nil {
 		return unavailable("%v", err)
 	}
