@@ -256,3 +256,56 @@ func TestUndoUnavailableSaysWhy(t *testing.T) {
 		}
 	})
 }
+
+// Through MCP: the destructive commands run unasked (contained, undoable),
+// their results carry the changes, and the undo tool takes back the
+// server's own commands byte-exactly; a command the server did not run is
+// the person's to undo.
+func TestUndoThroughMCP(t *testing.T) {
+	type mcpOut struct {
+		Ran     bool `json:"ran"`
+		Changes *struct {
+			Deleted int    `json:"deleted"`
+			UndoID  string `json:"undo_id"`
+		} `json:"changes"`
+	}
+	type undoOut struct {
+		Undone  bool   `json:"undone"`
+		Redo    string `json:"redo_id"`
+		Blocked *struct {
+			Message, Hint string
+		} `json:"blocked"`
+	}
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.undoProject()
+		e.judged = true
+		c := e.serveMCP(nil)
+		for _, line := range []string{"rm -rf src", "git reset -q --hard", "git clean -fdxq"} {
+			before := treeHash(t, e.ws)
+			var out mcpOut
+			_, text := c.call("run_shell_command", map[string]any{"command": line}, &out)
+			if !out.Ran || out.Changes == nil || out.Changes.UndoID == "" || !strings.Contains(text, "changed the workspace") {
+				t.Fatalf("%s through MCP: %s; want it run, with its changes", line, text)
+			}
+			var u undoOut
+			_, text = c.call("undo", map[string]any{}, &u)
+			if !u.Undone || u.Redo == "" {
+				t.Fatalf("undo of %s: %s", line, text)
+			}
+			if treeHash(t, e.ws) != before {
+				t.Fatalf("after the undo tool, the workspace differs from before %s", line)
+			}
+		}
+		// A command the server did not run: the person's to undo.
+		e.judged = false
+		cli := e.undoRun("echo cli > README")
+		var out undoOut
+		_, text := c.call("undo", map[string]any{"id": cli.Changes.UndoID}, &out)
+		if out.Undone || out.Blocked == nil || !strings.Contains(out.Blocked.Hint, "forgebox undo") {
+			t.Fatalf("undo of a CLI run through MCP: %s; want it refused, pointing at forgebox undo", text)
+		}
+		if b, _ := os.ReadFile(filepath.Join(e.ws, "README")); string(b) != "cli\n" {
+			t.Fatalf("a refused undo changed README: %q", b)
+		}
+	})
+}
