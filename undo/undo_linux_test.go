@@ -1,0 +1,133 @@
+package undo
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// hashTree is every entry's path, type, mode, content and link target.
+func hashTree(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		info, _ := d.Info()
+		fmt.Fprintf(h, "%s %v", rel, info.Mode())
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			fmt.Fprintf(h, " -> %s", l)
+		case d.Type().IsRegular():
+			b, _ := os.ReadFile(p)
+			fmt.Fprintf(h, " %x", sha256.Sum256(b))
+		}
+		h.Write([]byte{'\n'})
+		return nil
+	})
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+func write(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An upper layer as overlay leaves it (a new file, a rewritten one, a
+// whiteout, an opaque directory, a new directory, a mode change) is
+// committed and undone byte-exactly; the undo of the undo redoes it.
+func TestCommitAndUndo(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("whiteouts (character devices 0/0) need CAP_MKNOD: run as root")
+	}
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	store := StoreFor(filepath.Join(root, "state"))
+	write(t, filepath.Join(ws, "a.txt"), "a\n")
+	write(t, filepath.Join(ws, "gone.txt"), "gone\n")
+	write(t, filepath.Join(ws, "dir/x"), "x\n")
+	write(t, filepath.Join(ws, "dir/y"), "y\n")
+	write(t, filepath.Join(ws, "keep/k"), "k\n")
+	os.Symlink("a.txt", filepath.Join(ws, "link"))
+	before := hashTree(t, ws)
+
+	p, err := store.Begin(ws, "test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := p.Upper()
+	write(t, filepath.Join(up, "a.txt"), "A\n")
+	write(t, filepath.Join(up, "new/deep/n"), "n\n")
+	if err := unix.Mknod(filepath.Join(up, "gone.txt"), unix.S_IFCHR, 0); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(up, "dir/z"), "z\n")
+	if err := unix.Setxattr(filepath.Join(up, "dir"), "user.overlay.opaque", []byte("y"), 0); err != nil {
+		t.Skipf("user xattrs: %v", err)
+	}
+	os.Mkdir(filepath.Join(up, "keep"), 0o700)
+	m, err := p.Commit(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.Summary, (Summary{Created: 2, Modified: 1, Deleted: 3, Bytes: 6}); got != want {
+		t.Errorf("summary %+v, want %+v", got, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "A\n" {
+		t.Fatalf("a.txt after commit: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "dir/x")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the opaque dir kept the workspace's dir/x: %v", err)
+	}
+	if n, _ := unix.Lgetxattr(filepath.Join(ws, "dir"), "user.overlay.opaque", make([]byte, 4)); n > 0 {
+		t.Error("overlay's xattr reached the workspace")
+	}
+	after := hashTree(t, ws)
+
+	// A later change is refused, then forced.
+	write(t, filepath.Join(ws, "new/deep/n"), "later\n")
+	if _, err := store.Undo(m, false, time.Now()); !errors.As(err, new(*ConflictError)) {
+		t.Fatalf("undo over a later change: %v, want a ConflictError", err)
+	}
+	write(t, filepath.Join(ws, "new/deep/n"), "n\n") // a new inode: still a conflict
+	u, err := store.Undo(m, true, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hashTree(t, ws); got != before {
+		t.Fatal("the workspace after undo differs from before the run")
+	}
+	if _, err := store.Undo(u, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := hashTree(t, ws); got != after {
+		t.Fatal("undoing the undo did not redo the run")
+	}
+}
+
+// Check refuses a store inside the workspace and changes nothing.
+func TestCheckStoreInsideWorkspace(t *testing.T) {
+	ws := t.TempDir()
+	s := StoreFor(filepath.Join(ws, "state", "forgebox"))
+	if err := s.Check(ws); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Check = %v, want ErrUnavailable", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "state")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Check made the store's directories: %v", err)
+	}
+}
