@@ -28,6 +28,10 @@ var (
 // `forgebox run` of a command that changes nothing and of one that
 // rewrites 1,000 files, each with undo and with --no-undo, interleaved.
 func undoBench(bin string, n, files int) {
+	bin, err := filepath.Abs(bin)
+	if err != nil {
+		fail(err.Error())
+	}
 	base, err := os.MkdirTemp("", "forgebox-undo-bench-")
 	if err != nil {
 		fail(err.Error())

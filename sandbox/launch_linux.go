@@ -118,7 +118,10 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	}()
 	// The run's changes join the workspace before the protected paths
 	// are checked there.
-	p.commitUndo(res)
+	if p.undo != nil {
+		p.commitUndo(res)
+		tl.mark("undo committed")
+	}
 	if p.guard != nil {
 		// Also after a failed setup: the tree is dead either way.
 		moved, warnings := p.guard.afterRun(time.Now())

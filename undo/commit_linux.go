@@ -181,7 +181,7 @@ func (p *Pending) Commit(end time.Time) (*Manifest, error) {
 	}
 	defer l.unlock()
 	m := &Manifest{ID: p.id, Kind: KindRun, Workspace: p.ws, Command: p.command, Start: p.start, End: end, dir: p.dir}
-	c := committer{ws: p.ws, upper: p.Upper(), before: filepath.Join(p.dir, "before"), start: p.start.UnixNano(), m: m}
+	c := committer{ws: p.ws, upper: p.Upper(), start: p.start.UnixNano(), m: m}
 	cerr := c.root()
 	m.summarize()
 	if len(m.Entries) == 0 && cerr == nil {
@@ -193,7 +193,11 @@ func (p *Pending) Commit(end time.Time) (*Manifest, error) {
 		// which the record keeps.
 		m.Warnings = append(m.Warnings, fmt.Sprintf("the commit stopped: %v; what was not carried into the workspace is in %s", cerr, p.Upper()))
 	} else {
-		removeAll(p.Upper())
+		// What the upper layer holds now is what the run replaced, at
+		// the same paths: the record's before/.
+		if err := os.Rename(p.Upper(), filepath.Join(p.dir, "before")); err != nil {
+			cerr = err
+		}
 		removeAll(filepath.Join(p.dir, "work"))
 	}
 	m.Kept = c.kept
@@ -263,14 +267,18 @@ func (c *committer) entry(rel string) error {
 		return herr
 	}
 	if isWhiteout(&ust) {
-		if hn != nil {
-			e := Entry{Path: rel, Op: OpDeleted}
-			if err := c.displace(&e, h, hn); err != nil {
-				return err
-			}
-			c.m.Entries = append(c.m.Entries, e)
+		// The workspace's entry takes the whiteout's place in the upper
+		// layer, which becomes the record's before/.
+		if err := os.Remove(u); err != nil || hn == nil {
+			return err
 		}
-		return os.Remove(u)
+		e := Entry{Path: rel, Op: OpDeleted}
+		if err := os.Rename(h, u); err != nil {
+			return err
+		}
+		c.kept1(&e, hn, u)
+		c.m.Entries = append(c.m.Entries, e)
+		return nil
 	}
 	isDir := ust.Mode&unix.S_IFMT == unix.S_IFDIR
 	if isDir && hn != nil && hn.Type == "dir" && !isOpaque(u) {
@@ -281,12 +289,6 @@ func (c *committer) entry(rel string) error {
 		return c.dir(rel)
 	}
 	e := Entry{Path: rel, Op: OpCreated}
-	if hn != nil {
-		e.Op = OpModified
-		if err := c.displace(&e, h, hn); err != nil {
-			return err
-		}
-	}
 	var subs []Entry
 	if isDir {
 		var err error
@@ -296,8 +298,19 @@ func (c *committer) entry(rel string) error {
 	} else if err := stripOverlay(u); err != nil {
 		return err
 	}
-	if err := os.Rename(u, h); err != nil {
-		return err
+	if hn == nil {
+		if err := os.Rename(u, h); err != nil {
+			return err
+		}
+	} else {
+		// One atomic swap: the new entry in the workspace, the one it
+		// replaces in the upper layer (the record's before/). The
+		// workspace never lacks the path.
+		if err := unix.Renameat2(unix.AT_FDCWD, u, unix.AT_FDCWD, h, unix.RENAME_EXCHANGE); err != nil {
+			return &os.LinkError{Op: "exchange", Old: u, New: h, Err: err}
+		}
+		e.Op = OpModified
+		c.kept1(&e, hn, u)
 	}
 	after, err := nodeOf(h)
 	if err != nil {
@@ -307,6 +320,18 @@ func (c *committer) entry(rel string) error {
 	c.m.Entries = append(c.m.Entries, e)
 	c.m.Entries = append(c.m.Entries, subs...)
 	return nil
+}
+
+// kept1 notes what the record keeps of an entry, now at kept.
+func (c *committer) kept1(e *Entry, hn *Node, kept string) {
+	e.Before = hn
+	e.HostChanged = hn.Ctime > c.start
+	if hn.Type != "dir" {
+		c.kept += hn.Size
+		return
+	}
+	files, size := count(kept)
+	hn.Files, c.kept = files, c.kept+size
 }
 
 // displace moves the workspace's entry into the record.

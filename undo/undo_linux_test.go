@@ -38,7 +38,7 @@ func hashTree(t *testing.T, dir string) string {
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
-func write(t *testing.T, p, s string) {
+func write(t testing.TB, p, s string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		t.Fatal(err)
