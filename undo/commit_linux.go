@@ -182,7 +182,12 @@ func (p *Pending) Commit(end time.Time) (*Manifest, error) {
 	defer l.unlock()
 	m := &Manifest{ID: p.id, Kind: KindRun, Workspace: p.ws, Command: p.command, Start: p.start, End: end, dir: p.dir}
 	c := committer{ws: p.ws, upper: p.Upper(), start: p.start.UnixNano(), m: m}
-	cerr := c.root()
+	host, cerr := openHostDirs(p.ws)
+	if cerr == nil {
+		c.host = host
+		cerr = c.root()
+		host.close()
+	}
 	m.summarize()
 	if len(m.Entries) == 0 && cerr == nil {
 		removeAll(p.dir)
@@ -211,6 +216,7 @@ func (p *Pending) Commit(end time.Time) (*Manifest, error) {
 // committer walks one upper layer.
 type committer struct {
 	ws, upper, before string
+	host              *hostDirs
 	start             int64
 	m                 *Manifest
 	kept              int64
@@ -218,7 +224,11 @@ type committer struct {
 
 func (c *committer) root() error {
 	// The workspace's own mode, if the run changed it.
-	if err := c.mode("", c.ws, c.upper); err != nil {
+	h, err := c.host.path("")
+	if err != nil {
+		return err
+	}
+	if err := c.mode("", h, c.upper); err != nil {
 		return err
 	}
 	return c.dir("")
@@ -257,7 +267,11 @@ func (c *committer) mode(rel, h, u string) error {
 }
 
 func (c *committer) entry(rel string) error {
-	u, h := filepath.Join(c.upper, rel), filepath.Join(c.ws, rel)
+	u := filepath.Join(c.upper, rel)
+	h, err := c.host.path(rel)
+	if err != nil {
+		return err
+	}
 	var ust unix.Stat_t
 	if err := unix.Lstat(u, &ust); err != nil {
 		return err

@@ -154,7 +154,11 @@ func (s Store) Undo(m *Manifest, force bool, now time.Time) (*Manifest, error) {
 		return nil, err
 	}
 	c := committer{ws: m.Workspace, before: filepath.Join(u.dir, "before"), start: now.UnixNano(), m: u}
-	var uerr error
+	host, uerr := openHostDirs(m.Workspace)
+	if uerr == nil {
+		c.host = host
+		defer host.close()
+	}
 	for i := len(m.Entries) - 1; i >= 0 && uerr == nil; i-- {
 		if e := m.Entries[i]; !e.Sub {
 			uerr = c.restore(e, filepath.Join(m.dir, "before"))
@@ -179,7 +183,10 @@ func (s Store) Undo(m *Manifest, force bool, now time.Time) (*Manifest, error) {
 // restore takes one entry back, keeping what stands there in the new
 // record.
 func (c *committer) restore(e Entry, kept string) error {
-	h := filepath.Join(c.ws, filepath.FromSlash(e.Path))
+	h, err := c.host.path(e.Path)
+	if err != nil {
+		return err
+	}
 	cur, err := nodeOf(h)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
@@ -227,9 +234,9 @@ func (c *committer) restore(e Entry, kept string) error {
 			if err != nil || q == h {
 				return nil
 			}
-			r, _ := filepath.Rel(c.ws, q)
+			r, _ := filepath.Rel(h, q)
 			if n, err := nodeOf(q); err == nil {
-				c.m.Entries = append(c.m.Entries, Entry{Path: filepath.ToSlash(r), Op: OpCreated, Sub: true, After: n})
+				c.m.Entries = append(c.m.Entries, Entry{Path: path.Join(e.Path, filepath.ToSlash(r)), Op: OpCreated, Sub: true, After: n})
 			}
 			return nil
 		})

@@ -131,3 +131,49 @@ func TestCheckStoreInsideWorkspace(t *testing.T) {
 		t.Fatalf("Check made the store's directories: %v", err)
 	}
 }
+
+// A directory of the workspace that is a symlink when the commit gets to
+// it is replaced, never followed: nothing moves outside the workspace. And
+// the directories a commit renames in are opened without following a
+// symlink (what closes the race between its lstat and its rename).
+func TestCommitNeverFollowsSymlinks(t *testing.T) {
+	root := t.TempDir()
+	ws, outside := filepath.Join(root, "ws"), filepath.Join(root, "outside")
+	store := StoreFor(filepath.Join(root, "state"))
+	write(t, filepath.Join(ws, "sub/f"), "old\n")
+	write(t, filepath.Join(outside, "f"), "outside\n")
+	p, err := store.Begin(ws, "test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(p.Upper(), "sub/f"), "new\n")
+	write(t, filepath.Join(p.Upper(), "sub/g"), "new\n")
+	if err := os.RemoveAll(filepath.Join(ws, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Commit(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "f")); string(b) != "outside\n" {
+		t.Errorf("outside/f = %q: the commit wrote outside the workspace", b)
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "g")); err == nil {
+		t.Error("the commit created outside/g")
+	}
+	if st, err := os.Lstat(filepath.Join(ws, "sub")); err != nil || !st.IsDir() {
+		t.Errorf("ws/sub after the commit: %v %v; want the run's directory", st, err)
+	}
+	os.RemoveAll(filepath.Join(ws, "sub"))
+	os.Symlink(outside, filepath.Join(ws, "sub"))
+	d, err := openHostDirs(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	if p, err := d.path("sub/f"); err == nil {
+		t.Errorf("path(sub/f) through a symlink = %s; want an error", p)
+	}
+}
