@@ -119,8 +119,9 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 	// The run's changes join the workspace before the protected paths
 	// are checked there.
 	if p.undo != nil {
-		p.commitUndo(res)
+		released := p.commitUndo(res)
 		tl.mark("undo committed")
+		defer func() { <-released }()
 	}
 	if p.guard != nil {
 		// Also after a failed setup: the tree is dead either way.

@@ -64,15 +64,24 @@ func (p *prepared) undoRefused(errno error) string {
 // commitUndo carries the run's changes into the workspace. Called once
 // the command's tree is dead, before the protected paths are checked
 // (they are checked on what the commit left).
-func (p *prepared) commitUndo(res *Result) {
+//
+// A run that changed nothing leaves an empty record, removed in the
+// background: the caller waits for the returned channel before it returns.
+func (p *prepared) commitUndo(res *Result) <-chan struct{} {
+	released := make(chan struct{})
 	if p.undo == nil {
-		return
+		close(released)
+		return released
 	}
 	pend := p.undo
 	p.undo = nil
 	m, err := pend.Commit(time.Now())
+	go func() {
+		pend.Release()
+		close(released)
+	}()
 	if res == nil {
-		return
+		return released
 	}
 	if m != nil {
 		res.Changes = &Changes{Summary: m.Summary, UndoID: m.ID}
@@ -96,6 +105,7 @@ func (p *prepared) commitUndo(res *Result) {
 			res.Warnings = append(res.Warnings, fmt.Sprintf("pruning the undo store: %v", err))
 		}
 	}
+	return released
 }
 
 // displayCommand is the command as a record shows it.

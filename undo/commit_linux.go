@@ -23,6 +23,7 @@ type Pending struct {
 	command   string
 	start     time.Time
 	held      *os.File // the pending mark, locked while the run lives
+	empty     bool     // committed with nothing to keep: Release removes it
 	Recovered []string // records committed for runs whose forgebox died
 }
 
@@ -122,6 +123,15 @@ func modeBits(m uint32) os.FileMode {
 	return f
 }
 
+// Release removes the record of a run that changed nothing, once
+// committed; it does nothing otherwise.
+func (p *Pending) Release() {
+	if p.empty {
+		removeAll(p.dir)
+		p.empty = false
+	}
+}
+
 // Discard drops the record unused (the overlay was not mounted).
 func (p *Pending) Discard() {
 	removeAll(p.dir)
@@ -158,6 +168,7 @@ func (s Store) recover(ws string) []string {
 		if m, err := p.Commit(time.Now()); err == nil && m.ID != "" {
 			out = append(out, m.ID)
 		} else {
+			p.Release()
 			f.Close()
 		}
 	}
@@ -190,7 +201,10 @@ func (p *Pending) Commit(end time.Time) (*Manifest, error) {
 	}
 	m.summarize()
 	if len(m.Entries) == 0 && cerr == nil {
-		removeAll(p.dir)
+		// Removed by Release, which the caller may run beside its other
+		// work (a few unlinks cost ~2 ms here). Left behind, the next
+		// run's recover finds it empty and removes it.
+		p.empty = true
 		return &Manifest{Workspace: p.ws, Start: p.start, End: end}, nil
 	}
 	if cerr != nil {
