@@ -51,6 +51,10 @@ type Target struct {
 	Line string
 	Argv []string
 	Dir  string
+	// Session: the command runs in a shell session, which lives on a
+	// terminal without undo (its changes show as they happen): the judge
+	// must not count on undo for it.
+	Session bool
 }
 
 // RunRequest is one command for Backend.Run.

@@ -296,11 +296,23 @@ func TestUndoThroughMCP(t *testing.T) {
 				t.Fatalf("after the undo tool, the workspace differs from before %s", line)
 			}
 		}
+		// A shell session runs on a terminal, without undo: there the
+		// same command is asked about, not run.
+		var st struct{ Session string }
+		c.call("shell_start", map[string]any{}, &st)
+		var sh shellOut
+		_, text := c.call("shell_exec", map[string]any{"session": st.Session, "command": "rm -rf src"}, &sh)
+		if sh.Ran || sh.Approval == nil {
+			t.Fatalf("rm -rf src in a shell session: %s; want approval_required (sessions have no undo)", text)
+		}
+		if _, err := os.Stat(filepath.Join(e.ws, "src")); err != nil {
+			t.Fatalf("src after the refused session command: %v", err)
+		}
 		// A command the server did not run: the person's to undo.
 		e.judged = false
 		cli := e.undoRun("echo cli > README")
 		var out undoOut
-		_, text := c.call("undo", map[string]any{"id": cli.Changes.UndoID}, &out)
+		_, text = c.call("undo", map[string]any{"id": cli.Changes.UndoID}, &out)
 		if out.Undone || out.Blocked == nil || !strings.Contains(out.Blocked.Hint, "forgebox undo") {
 			t.Fatalf("undo of a CLI run through MCP: %s; want it refused, pointing at forgebox undo", text)
 		}

@@ -468,17 +468,27 @@ func (b *serveBackend) recordedArgs(r agent.RunRequest) []string {
 }
 
 // judge loads the judge as forgebox run would in dir.
-func (b *serveBackend) judge(dir string) (*runner.Judge, error) {
+func (b *serveBackend) judge(t agent.Target) (*runner.Judge, error) {
 	h, err := runner.CurrentHost()
 	if err != nil {
 		return nil, err
 	}
-	h.Cwd = dir
-	return runner.LoadJudge(h, b.pol)
+	h.Cwd = t.Dir
+	return runner.LoadJudge(h, b.policyFor(t))
+}
+
+// policyFor is the judge's options for a command: a shell session's runs
+// on a terminal, without undo.
+func (b *serveBackend) policyFor(t agent.Target) runner.PolicyOptions {
+	pol := b.pol
+	if t.Session {
+		pol.Sandbox.Undo = false
+	}
+	return pol
 }
 
 func (b *serveBackend) decide(t agent.Target) (*runner.Judge, *policy.Decision, error) {
-	js, err := b.judge(t.Dir)
+	js, err := b.judge(t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -507,7 +517,7 @@ func (b *serveBackend) FileRequest(_ context.Context, t agent.Target, why string
 	if err != nil {
 		return "", err
 	}
-	r, err := runner.FileRequest(h, b.pol, t.Dir, t.Line, t.Argv, why)
+	r, err := runner.FileRequest(h, b.policyFor(t), t.Dir, t.Line, t.Argv, why)
 	if err != nil {
 		return "", err
 	}
