@@ -231,6 +231,7 @@ func documentedTypes() map[reflect.Type]*jsonschema.Schema {
 	add(reflect.TypeFor[undo.Conflict](), map[string]string{
 		"path": "a path of the workspace changed after the command",
 		"why":  "how it changed",
+		"kept": "a cache git rewrites by itself (.git/index): the undo overwrites it anyway, keeping the current one in its record",
 	})
 	return m
 }

@@ -85,7 +85,7 @@ func (s *server) undoTool(_ context.Context, _ *mcp.CallToolRequest, in UndoInpu
 	case !s.isOwn(m.ID):
 		out.Blocked = &Blocked{Layer: "policy rule", Message: fmt.Sprintf("record %s is not of a command this server ran: only the person may undo it", m.ID),
 			Hint: fmt.Sprintf("ask the person; they can run forgebox undo %s in %s (forgebox undo --dry-run %s shows what it does)", m.ID, ws, m.ID)}
-	case len(cf) > 0:
+	case len(undo.Blocking(cf)) > 0:
 		out.Blocked = &Blocked{Layer: "policy rule", Message: fmt.Sprintf("%d path(s) changed after that command would be overwritten", len(cf)),
 			Hint: fmt.Sprintf("undo the later commands first, or ask the person: forgebox undo --force %s keeps what it overwrites", m.ID)}
 	default:

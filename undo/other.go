@@ -25,7 +25,11 @@ func (l *wsLock) unlock() {}
 type Conflict struct {
 	Path string `json:"path"`
 	Why  string `json:"why"`
+	Kept bool   `json:"kept,omitempty"`
 }
+
+// Blocking are the conflicts an undo refuses without --force.
+func Blocking(cf []Conflict) []Conflict { return cf }
 
 // Change is what an undo does to one path.
 type Change struct {

@@ -16,6 +16,25 @@ import (
 type Conflict struct {
 	Path string `json:"path"`
 	Why  string `json:"why"`
+	// Kept: a cache git rewrites by itself (a repository's .git/index,
+	// which any git status refreshes): the undo overwrites it without
+	// --force, and what stands there is kept in the undo's record.
+	Kept bool `json:"kept,omitempty"`
+}
+
+func conflict(p, why string) Conflict {
+	return Conflict{Path: p, Why: why, Kept: p == ".git/index" || strings.HasSuffix(p, "/.git/index")}
+}
+
+// Blocking are the conflicts an undo refuses without --force.
+func Blocking(cf []Conflict) []Conflict {
+	var out []Conflict
+	for _, c := range cf {
+		if !c.Kept {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // Change is what an undo does to one path.
@@ -54,11 +73,11 @@ func (s Store) Plan(m *Manifest) ([]Change, []Conflict, error) {
 		}
 		switch {
 		case e.After == nil && cur != nil:
-			cf = append(cf, Conflict{e.Path, "the run deleted it; it exists again"})
+			cf = append(cf, conflict(e.Path, "the run deleted it; it exists again"))
 		case e.After != nil && cur == nil:
-			cf = append(cf, Conflict{e.Path, "the run left it; it is gone"})
+			cf = append(cf, conflict(e.Path, "the run left it; it is gone"))
 		case e.After != nil && !same(cur, e.After):
-			cf = append(cf, Conflict{e.Path, "changed since the run"})
+			cf = append(cf, conflict(e.Path, "changed since the run"))
 		case e.After != nil && e.After.Type == "dir" && e.Op != OpMode:
 			cf = append(cf, treeConflicts(h, e.Path, subs)...)
 		}
@@ -87,17 +106,17 @@ func treeConflicts(h, rel string, subs map[string]*Node) []Conflict {
 		seen[p] = true
 		want, ok := subs[p]
 		if !ok {
-			cf = append(cf, Conflict{p, "created since the run"})
+			cf = append(cf, conflict(p, "created since the run"))
 			return nil
 		}
 		if cur, err := nodeOf(q); err != nil || !same(cur, want) {
-			cf = append(cf, Conflict{p, "changed since the run"})
+			cf = append(cf, conflict(p, "changed since the run"))
 		}
 		return nil
 	})
 	for p := range subs {
 		if strings.HasPrefix(p, rel+"/") && !seen[p] {
-			cf = append(cf, Conflict{p, "the run left it; it is gone"})
+			cf = append(cf, conflict(p, "the run left it; it is gone"))
 		}
 	}
 	return cf
@@ -141,8 +160,8 @@ func (s Store) Undo(m *Manifest, force bool, now time.Time) (*Manifest, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(cf) > 0 && !force {
-		return nil, &ConflictError{ID: m.ID, Conflicts: cf}
+	if b := Blocking(cf); len(b) > 0 && !force {
+		return nil, &ConflictError{ID: m.ID, Conflicts: b}
 	}
 	kind := KindUndo
 	if m.Kind == KindUndo {

@@ -177,3 +177,51 @@ func TestCommitNeverFollowsSymlinks(t *testing.T) {
 		t.Errorf("path(sub/f) through a symlink = %s; want an error", p)
 	}
 }
+
+// A repository's .git/index that changed after the run (any git status
+// rewrites it) does not stop the undo: it is overwritten, and the version
+// it replaces is kept in the undo's record.
+func TestUndoOverwritesGitIndex(t *testing.T) {
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	store := StoreFor(filepath.Join(root, "state"))
+	write(t, filepath.Join(ws, ".git/index"), "before\n")
+	write(t, filepath.Join(ws, "a"), "a\n")
+	p, err := store.Begin(ws, "test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(p.Upper(), ".git/index"), "run\n")
+	write(t, filepath.Join(p.Upper(), "a"), "A\n")
+	m, err := p.Commit(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, ".git/index"), "refreshed\n")
+	_, cf, err := store.Plan(m)
+	if err != nil || len(cf) != 1 || !cf[0].Kept || len(Blocking(cf)) != 0 {
+		t.Fatalf("Plan: %+v %v; want one kept conflict on .git/index", cf, err)
+	}
+	u, err := store.Undo(m, false, time.Now())
+	if err != nil {
+		t.Fatalf("undo over a refreshed .git/index: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".git/index")); string(b) != "before\n" {
+		t.Fatalf(".git/index after undo = %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(u.Dir(), "before", ".git/index")); string(b) != "refreshed\n" {
+		t.Fatalf("the undo's record holds .git/index %q; want the refreshed one", b)
+	}
+	// Another path changed since still refuses.
+	if _, err := store.Undo(u, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, "a"), "person\n")
+	last, _ := store.Last(ws)
+	if last == nil {
+		t.Fatal("no record left to undo")
+	}
+	if _, err := store.Undo(last, false, time.Now()); !errors.As(err, new(*ConflictError)) {
+		t.Fatalf("undo over the person's a: %v, want a ConflictError", err)
+	}
+}

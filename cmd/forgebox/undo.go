@@ -113,7 +113,7 @@ func (e env) undoCmd(args []string) int {
 			if later := laterRuns(store, m); len(later) > 0 {
 				e.errorf("nothing was changed; later runs changed the workspace after it (%s): undo them first with forgebox undo --to %s, or --force to overwrite (what is overwritten is kept, undoable)", strings.Join(later, ", "), m.ID)
 			} else {
-				e.errorf("nothing was changed; they were changed outside forgebox after the run (by you or a program: git status rewrites .git/index): --force overwrites them, keeping them in the undo's record (undoable)")
+				e.errorf("nothing was changed; they were changed outside forgebox after the run (by you or a program): --force overwrites them, keeping them in the undo's record (undoable)")
 			}
 			return 1
 		}
@@ -230,6 +230,10 @@ func (e env) undoDry(store undo.Store, targets []*undo.Manifest, jsonOut bool) i
 			fmt.Fprintf(e.stdout, "  %-7s %s\n", c.Action, c.Path)
 		}
 		for _, c := range p.Conflicts {
+			if c.Kept {
+				fmt.Fprintf(e.stdout, "  changed since %s (%s): overwritten, the current one kept in the undo's record (git rebuilds it)\n", c.Path, c.Why)
+				continue
+			}
 			fmt.Fprintf(e.stdout, "  CHANGED SINCE %s (%s): refused without --force\n", c.Path, c.Why)
 		}
 	}
