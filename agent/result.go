@@ -53,6 +53,10 @@ type RunResult struct {
 	RefusalsOmitted int               `json:"refusals_omitted,omitempty"`
 	Attribution     bool              `json:"attribution"`
 
+	// Changes is what the run changed in the workspace and the undo
+	// record that takes it back (forgebox undo ID), when the run had undo
+	// (enforced.undo); null without.
+	Changes  *sandbox.Changes  `json:"changes"`
 	Usage    *Usage            `json:"usage,omitempty"`
 	Enforced *sandbox.Enforced `json:"enforced,omitempty"`
 	Warnings []string          `json:"warnings"`
@@ -128,6 +132,7 @@ func FromResult(r *sandbox.Result) RunResult {
 		Quarantined: r.Quarantined,
 		Connections: r.Connections, ConnectionsOmitted: r.ConnectionsOmitted,
 		Refusals: r.Refusals, RefusalsOmitted: r.RefusalsOmitted, Attribution: r.Attribution,
+		Changes: r.Changes,
 	}
 	if out.Refusals == nil {
 		out.Refusals = []sandbox.Refusal{}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/forgebox/forgebox/sandbox"
+	"github.com/forgebox/forgebox/undo"
 )
 
 // addTool adds a tool whose input schema is In's and output schema Out's.
@@ -215,6 +216,22 @@ func documentedTypes() map[reflect.Type]*jsonschema.Schema {
 		"why":      "why the path is protected",
 		"key":      "for a setting written into a protected file: its name",
 		"value":    "for a setting written into a protected file: its value",
+	})
+	add(reflect.TypeFor[sandbox.Changes](), map[string]string{
+		"created":  "files (all but directories) the command created in the workspace",
+		"modified": "files it replaced or changed",
+		"deleted":  "files it deleted (those in a deleted directory included)",
+		"bytes":    "bytes written: the size of the files created or modified",
+		"undo_id":  "the undo record that takes the command's changes back (the undo tool, or forgebox undo ID); absent when nothing changed",
+	})
+	add(reflect.TypeFor[undo.Change](), map[string]string{
+		"path":   "a path of the workspace, relative to it",
+		"action": "remove (the command created it), restore (it changed or deleted it) or mode (it changed a directory's mode)",
+	})
+	add(reflect.TypeFor[undo.Conflict](), map[string]string{
+		"path": "a path of the workspace changed after the command",
+		"why":  "how it changed",
+		"kept": "a cache git rewrites by itself (.git/index): the undo overwrites it anyway, keeping the current one in its record",
 	})
 	return m
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/forgebox/forgebox/files"
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/session"
+	"github.com/forgebox/forgebox/undo"
 )
 
 // Backend is the run path the server shares with the command line: it
@@ -50,6 +51,10 @@ type Target struct {
 	Line string
 	Argv []string
 	Dir  string
+	// Session: the command runs in a shell session, which lives on a
+	// terminal without undo (its changes show as they happen): the judge
+	// must not count on undo for it.
+	Session bool
 }
 
 // RunRequest is one command for Backend.Run.
@@ -97,6 +102,8 @@ type Config struct {
 	// .envrc long before the session ends, so it runs after each command
 	// and each read of a session.
 	CheckWorkspace func() ([]sandbox.Quarantined, []string)
+	// Undo, when set, offers the undo tool on the workspace's records.
+	Undo undo.Store
 }
 
 // Defaults of Config.
@@ -114,6 +121,7 @@ type server struct {
 
 	mu   sync.Mutex
 	cwds map[string]string // shell sessions' directories, by id
+	own  map[string]bool   // undo records of the commands this server ran
 }
 
 // NewServer returns the MCP server with forgebox's tools.
@@ -138,6 +146,7 @@ func NewServer(c Config) (*mcp.Server, error) {
 	s.addOutputTools(srv)
 	s.addFileTools(srv)
 	s.addSessionTools(srv)
+	s.addUndoTool(srv)
 	return srv, nil
 }
 

@@ -147,7 +147,7 @@ func (s *server) shellExec(ctx context.Context, req *mcp.CallToolRequest, in She
 	if strings.TrimSpace(in.Command) == "" || strings.IndexByte(in.Command, 0) >= 0 {
 		return failed("command is empty or holds a NUL byte")
 	}
-	t := Target{Line: in.Command, Dir: s.cwd(sess.ID)}
+	t := Target{Line: in.Command, Dir: s.cwd(sess.ID), Session: true}
 	g, err := s.gate(ctx, req, t, "")
 	switch {
 	case err != nil:
@@ -234,7 +234,7 @@ func (s *server) shellSend(ctx context.Context, req *mcp.CallToolRequest, in She
 			return textResult("the shell is at its prompt: shell_send takes one command line ending in {Enter} there (no other keys), judged like shell_exec; "+
 				"or use shell_exec. Keys and partial input are for a program that holds the terminal.", true), Done{}, nil
 		}
-		t := Target{Line: line, Dir: s.cwd(sess.ID)}
+		t := Target{Line: line, Dir: s.cwd(sess.ID), Session: true}
 		g, err := s.gate(ctx, req, t, "")
 		switch {
 		case err != nil:

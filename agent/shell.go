@@ -63,6 +63,9 @@ type CommandOutput struct {
 	Quarantined []sandbox.Quarantined `json:"quarantined,omitempty" jsonschema:"what the command planted in the workspace that forgebox moved aside after it"`
 	// Warnings are forgebox's own, as forgebox run --json gives them.
 	Warnings []string `json:"warnings,omitempty" jsonschema:"forgebox's own warnings about the run"`
+	// Changes is what the command changed in the workspace, undoable,
+	// when it ran with undo.
+	Changes *sandbox.Changes `json:"changes,omitempty" jsonschema:"what the command changed in the workspace (files created, modified, deleted, bytes written) and the undo record that takes it back, when it ran with undo"`
 	// HistoryKey names the run in forgebox's history.
 	HistoryKey string   `json:"history_key,omitempty" jsonschema:"the run's key in forgebox's history (forgebox history show KEY)"`
 	Notes      []string `json:"notes,omitempty" jsonschema:"remarks on how the command was run (a timeout capped, ...)"`
@@ -207,6 +210,9 @@ func (s *server) runJudged(ctx context.Context, req *mcp.CallToolRequest, r RunR
 	}
 	out = s.commandOutput(res, r.IdleTimeout)
 	out.ApprovedBy = g.approved
+	if out.Changes != nil {
+		s.ownRecord(out.Changes.UndoID)
+	}
 	logTo(ctx, req, "info", "%s", summary(r.display(), out))
 	for _, q := range out.Quarantined {
 		logTo(ctx, req, "warning", "%s planted %s; forgebox moved it to %s (%s)", what, q.Path, q.MovedTo, q.Why)
@@ -291,7 +297,7 @@ func (s *server) commandOutput(res RunResult, idle time.Duration) CommandOutput 
 		ExitCode: res.ExitCode, TimedOut: res.TimedOut, IdleTimedOut: res.IdleTimedOut, DurationMS: res.DurationMS,
 		Stdout: res.Stdout, Stderr: res.Stderr, StdoutBytes: res.StdoutBytes, StderrBytes: res.StderrBytes,
 		Truncated: res.StdoutTruncated || res.StderrTruncated, Decision: verdict(res.Decision),
-		Quarantined: res.Quarantined, Warnings: res.Warnings,
+		Quarantined: res.Quarantined, Warnings: res.Warnings, Changes: res.Changes,
 	}
 	if res.Signal != nil {
 		out.Signal = *res.Signal
@@ -488,6 +494,9 @@ func (s *server) commandResult(what string, out *CommandOutput) *mcp.CallToolRes
 	}
 	for _, w := range out.Warnings {
 		fmt.Fprintf(&b, "\nforgebox warning: %s", w)
+	}
+	if c := out.Changes; c != nil && c.UndoID != "" {
+		fmt.Fprintf(&b, "\nchanged the workspace: %s (undoable: the undo tool, or forgebox undo %s)", c.Summary, c.UndoID)
 	}
 	for _, n := range out.Notes {
 		fmt.Fprintf(&b, "\nnote: %s", n)

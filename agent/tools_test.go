@@ -15,6 +15,7 @@ import (
 	"github.com/forgebox/forgebox/files"
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/session"
+	"github.com/forgebox/forgebox/undo"
 )
 
 // allowAll is a backend that allows every command and runs none.
@@ -41,7 +42,7 @@ func connect(t *testing.T) (*mcp.ClientSession, string) {
 		t.Fatal(err)
 	}
 	c := Config{Workspace: ws, Backend: allowAll{}, Sessions: session.NewManager(1, 0),
-		SessionArgv: func(string) []string { return []string{"false"} }}
+		SessionArgv: func(string) []string { return []string{"false"} }, Undo: undo.StoreFor(t.TempDir())}
 	if runtime.GOOS == "linux" {
 		f, err := files.New(files.Options{Root: ws, Protected: []string{".git/hooks", ".git/config", ".envrc"}})
 		if err != nil {

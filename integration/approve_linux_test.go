@@ -53,7 +53,8 @@ func (e *env) answerAtTerminal(t *testing.T, code, answer string) string {
 func TestServeApprovalByCode(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		e = judgedEnv(t, e)
-		c := e.serveMCP(nil)
+		// --no-undo: with undo, git reset --hard runs unasked (policy/undo.go).
+		c := e.serveMCP(nil, "--no-undo")
 		call := func(line string) (approvalOut, string) {
 			t.Helper()
 			var out approvalOut
@@ -142,7 +143,7 @@ func TestServeApprovalByCode(t *testing.T) {
 		}
 		// A client that declines every question (codex exec does): the
 		// person can still approve in a terminal.
-		declining := e.serveMCP(func(string) string { return "" })
+		declining := e.serveMCP(func(string) string { return "" }, "--no-undo")
 		var declined approvalOut
 		declining.call("run_shell_command", map[string]any{"command": r3Line}, &declined)
 		if declined.Ran || e.ran() || declined.Approval == nil || declined.Approval.Request == "" || !strings.Contains(declined.Approval.How, "forgebox approve") {

@@ -44,10 +44,16 @@ func TestContainmentDecides(t *testing.T) {
 				t.Errorf("check %v: exit %d; want 1 (ask), as the run", flags, c.code)
 			}
 		}
-		// What destroys uncommitted work asks, contained or not.
-		r = e.run([]string{"run", "--json", "-c", "touch M; git reset --hard 2>/dev/null; true"})
+		// What destroys uncommitted work asks without undo, contained or
+		// not; with undo (the default) a contained run takes it, and the
+		// reason says how to take it back.
+		r = e.run([]string{"run", "--json", "--no-undo", "-c", "touch M; git reset --hard 2>/dev/null; true"})
 		if p := decodePolicy(t, r); e.ran() || p.Error == nil || p.Error.Code != "approval_required" {
-			t.Errorf("git reset --hard under the default sandbox: %+v; want asked", p.Error)
+			t.Errorf("git reset --hard under the default sandbox with --no-undo: %+v; want asked", p.Error)
+		}
+		r = e.run([]string{"run", "--json", "-c", "touch M; git reset --hard 2>/dev/null; true"})
+		if p := decodePolicy(t, r); !e.ran() || p.Error != nil || !strings.Contains(strings.Join(p.Decision.Reasons, " "), "forgebox undo can put it back") {
+			t.Errorf("git reset --hard under the default sandbox, with undo: %+v %+v; want it run, the reason naming undo", p.Error, p.Decision)
 		}
 		// The hook: without --wrap Claude Code runs the command itself.
 		in, _ := json.Marshal(map[string]any{"session_id": "contain", "cwd": e.ws, "permission_mode": "default",

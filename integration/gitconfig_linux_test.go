@@ -207,7 +207,9 @@ func TestGitConfigHostEditDuringRun(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		e.gitRepo(e.ws)
 		config := filepath.Join(e.ws, ".git", "config")
-		run := e.start([]string{"run", "--json", "--", "sh", "-c", `set -e
+		// --no-undo: the test waits for a file the run writes in the
+		// workspace, which undo shows only when the run ends.
+		run := e.start([]string{"run", "--json", "--no-undo", "--", "sh", "-c", `set -e
 git config user.email agent@example.com
 git config core.autocrlf true
 git config core.fsmonitor /tmp/fb-evil

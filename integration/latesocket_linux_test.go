@@ -71,7 +71,9 @@ func lateSocketAttack(t *testing.T, e *env, flags []string) (vs []verdict, strea
 	t.Helper()
 	started, release := filepath.Join(e.ws, "started"), filepath.Join(e.ws, "go")
 	sp, dp := filepath.Join(e.home, "late.sock"), filepath.Join(e.home, "late-dg.sock")
-	args := append(append([]string{"run", "--ro", binDir}, flags...), "--", probe,
+	// --no-undo: the test waits for a file the probe writes in the
+	// workspace, which undo shows only when the run ends.
+	args := append(append([]string{"run", "--no-undo", "--ro", binDir}, flags...), "--", probe,
 		"write "+started+" x",
 		"wait-file "+release+" 30",
 		"connect-unix "+sp,

@@ -51,7 +51,12 @@ func (e *env) hostGitRuns(t *testing.T, dir string, p payload) {
 
 func (e *env) mustRun(t *testing.T, line string) runResult {
 	t.Helper()
-	r, res := e.runJSON([]string{"-c", line})
+	return e.mustRunWith(t, nil, line)
+}
+
+func (e *env) mustRunWith(t *testing.T, flags []string, line string) runResult {
+	t.Helper()
+	r, res := e.runJSON(append(flags, "-c", line))
 	if res.ExitCode != 0 {
 		t.Fatalf("exit %d\nstdout: %s\nstderr: %s %s", res.ExitCode, r.stdout, res.Stderr, r.stderr)
 	}
@@ -69,7 +74,10 @@ func TestNestedRepositoryRenamedOrCopied(t *testing.T) {
 		e.gitRepo(sub)
 		e.gitRepo(deep)
 		p := e.payload("nested")
-		e.mustRun(t, strings.Join([]string{
+		// --no-undo: the attack renames directories of the host, which undo's
+		// overlay refuses (EXDEV; mv then cannot remove the protected
+		// mounts it copied from).
+		e.mustRunWith(t, []string{"--no-undo"}, strings.Join([]string{
 			"set -e",
 			"mv sub sub-moved && mkdir sub && cp -a sub-moved/.git sub/.git",
 			p.plant("sub/.git"),
@@ -186,7 +194,9 @@ func TestKilledRunIsCheckedByTheNext(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		e.mustRun(t, "true")
 		m := marker()
-		r := e.start([]string{"run", "-c", "mkdir -p n && echo evil > n/.envrc && git init -q n/r && touch " + filepath.Join(e.ws, "planted") + " && sleep 300 # " + m})
+		// --no-undo: the test waits for a file the run writes in the
+		// workspace, which undo shows only when the run ends.
+		r := e.start([]string{"run", "--no-undo", "-c", "mkdir -p n && echo evil > n/.envrc && git init -q n/r && touch " + filepath.Join(e.ws, "planted") + " && sleep 300 # " + m})
 		waitFile(t, r, filepath.Join(e.ws, "planted"), 20*time.Second)
 		r.signal(t, syscall.SIGKILL)
 		r.wait(t, 20*time.Second)

@@ -107,7 +107,7 @@ func TestNoNetworkServerUnreachable(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer pw.Close()
-		r := e.start([]string{"run", "--ro", binDir, "--", probe, "listen-tcp " + addr + " " + ready + " 60"},
+		r := e.start([]string{"run", "--no-undo", "--ro", binDir, "--", probe, "listen-tcp " + addr + " " + ready + " 60"},
 			func(c *exec.Cmd) { c.Stdin = pr })
 		pr.Close()
 		waitFile(t, r, ready, 20*time.Second)

@@ -60,12 +60,14 @@ func TestRunKeepsForgeboxState(t *testing.T) {
 				approvals := filepath.Join(stateHome, "forgebox", "sessions", "0123456789abcdef0123456789abcdef.json")
 				watched := []string{cfg, filepath.Dir(cfg), cfgHome, approvals, filepath.Dir(approvals), filepath.Join(stateHome, "forgebox"), stateHome}
 				if tc.existing {
-					// trees/, caches/, gitconfig/: forgebox itself keeps the
-					// writable roots' indexes, the private package caches and
-					// the private .git/config copies there, as it keeps the
-					// history (--no-history below).
+					// trees/, caches/, gitconfig/, undo/: forgebox itself
+					// keeps the writable roots' indexes, the private package
+					// caches, the private .git/config copies and the undo
+					// records there, as it keeps the history (--no-history
+					// below).
 					for _, d := range []string{cfgHome, filepath.Dir(cfg), stateHome, filepath.Join(stateHome, "forgebox"), filepath.Dir(approvals),
-						filepath.Join(stateHome, "forgebox", "trees"), filepath.Join(stateHome, "forgebox", "caches"), filepath.Join(stateHome, "forgebox", "gitconfig")} {
+						filepath.Join(stateHome, "forgebox", "trees"), filepath.Join(stateHome, "forgebox", "caches"), filepath.Join(stateHome, "forgebox", "gitconfig"),
+						filepath.Join(stateHome, "forgebox", "undo")} {
 						e.mkdir(d)
 					}
 					e.write(cfg, `{"forgebox": {"rules": {"deny": [{"pattern": "sudo *"}]}}}`+"\n")

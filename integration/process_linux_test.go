@@ -146,7 +146,7 @@ func TestSignalsAreForwarded(t *testing.T) {
 sleep %s &
 echo > %s
 wait`, name, got, name, m, ready)
-			r := e.start([]string{"run", "-c", line})
+			r := e.start([]string{"run", "--no-undo", "-c", line})
 			waitFile(t, r, ready, 10*time.Second)
 			settle()
 			r.signal(t, sig)
@@ -177,7 +177,7 @@ func TestIgnoredSignalThenKill(t *testing.T) {
 		} {
 			ready := filepath.Join(e.ws, "ready-"+strings.ReplaceAll(c.name, " ", "-"))
 			m := marker()
-			r := e.start([]string{"run", "--grace", c.grace, "-c", "trap '' TERM INT; echo > " + ready + "; sleep " + m + "; sleep " + m})
+			r := e.start([]string{"run", "--no-undo", "--grace", c.grace, "-c", "trap '' TERM INT; echo > " + ready + "; sleep " + m + "; sleep " + m})
 			waitFile(t, r, ready, 10*time.Second)
 			settle()
 			begin := time.Now()
@@ -206,7 +206,7 @@ func TestForgeboxKilledTakesTheTree(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		line, markers := escapees()
 		ready := filepath.Join(e.ws, "ready")
-		r := e.start([]string{"run", "-c", line + "\necho > " + ready + "\nsleep " + markers[0]})
+		r := e.start([]string{"run", "--no-undo", "-c", line + "\necho > " + ready + "\nsleep " + markers[0]})
 		waitFile(t, r, ready, 10*time.Second)
 		for _, m := range markers {
 			if !waitFor(5*time.Second, func() bool { return len(processesWith("sleep\x00"+m)) > 0 }) {
@@ -313,7 +313,7 @@ func TestEarlySignalIsForwarded(t *testing.T) {
 		killed := 0
 		for i := range tries {
 			got, ready := filepath.Join(e.ws, fmt.Sprintf("got-%d", i)), filepath.Join(e.ws, fmt.Sprintf("ready-%d", i))
-			r := e.start([]string{"run", "-c", fmt.Sprintf("trap 'echo TERM > %s; exit 3' TERM; echo > %s; while :; do sleep 0.01; done", got, ready)})
+			r := e.start([]string{"run", "--no-undo", "-c", fmt.Sprintf("trap 'echo TERM > %s; exit 3' TERM; echo > %s; while :; do sleep 0.01; done", got, ready)})
 			// Poll tightly: the point is to signal soon after the start.
 			deadline := time.Now().Add(10 * time.Second)
 			for _, err := os.Stat(ready); err != nil && time.Now().Before(deadline) && !r.exited(); _, err = os.Stat(ready) {
@@ -361,9 +361,9 @@ func TestOnlyStdioInherited(t *testing.T) {
 func TestIgnoredSignalsAreReset(t *testing.T) {
 	forEachMode(t, func(t *testing.T, e *env) {
 		got := filepath.Join(e.ws, "got")
-		r := e.start([]string{"run", "-c", "trap 'echo int > got; exit 0' INT; echo ready > ready; sleep 10 & wait"},
+		r := e.start([]string{"run", "--no-undo", "-c", "trap 'echo int > got; exit 0' INT; echo ready > ready; sleep 10 & wait"},
 			func(c *exec.Cmd) {
-				c.Path, c.Args = "/bin/sh", []string{"sh", "-c", `trap "" INT; exec "$0" "$@"`, forgebox, "run", "-c",
+				c.Path, c.Args = "/bin/sh", []string{"sh", "-c", `trap "" INT; exec "$0" "$@"`, forgebox, "run", "--no-undo", "-c",
 					"trap 'echo int > got; exit 0' INT; echo ready > ready; sleep 10 & wait"}
 			})
 		waitFile(t, r, filepath.Join(e.ws, "ready"), 10*time.Second)

@@ -376,6 +376,18 @@ func TestUndoContainment(t *testing.T) {
 		{"git -C ../other reset --hard", undo, Ask, false},     // another repository
 		{"rm -rf /tmp/x", undo, Allow, true},                   // the private /tmp
 		{`sqlite3 app.db "DROP TABLE users"`, undo, Allow, true},
+		{"rm -r src build2", undo, Allow, true},
+		{"git reset --hard HEAD~1", undo, Allow, true},
+		{"git clean -f", undo, Allow, true},
+		{"git checkout -f main", undo, Allow, true},
+		{"git restore src/main.c", undo, Allow, true},
+		{"truncate -s 0 src/main.c", undo, Allow, true},
+		{"truncate -s 0 src/main.c", sandbox, Ask, false},
+		{"rm -rf .git/objects", undo, Allow, true},
+		{"rm -rf .git", undo, Deny, false},
+		{"rm -rf /w", undo, Deny, false},
+		{"rm -rf src ../other", undo, Ask, false},
+		{"rm -rf $DIR", undo, Ask, false},
 		{`sqlite3 app.db "DROP TABLE users"`, sandbox, Ask, false},
 		{`sqlite3 ~/other.db "DROP TABLE users"`, undo, Ask, false},
 	} {

@@ -63,7 +63,9 @@ func (j *judge) reachLast() {
 }
 
 // undoable marks the last finding: all it destroys is content of the
-// workspace (Finding.Undoable).
+// workspace (Finding.Undoable). Only what is asked every time without
+// undo (R3) or twice a session is marked; what is approved once per
+// session (git tag -d, git branch -d) stays a question.
 func (j *judge) undoable() {
 	j.findings[len(j.findings)-1].Undoable = true
 }

@@ -290,6 +290,9 @@ func judgeTruncate(j *judge, c *Command) {
 		}
 	}
 	j.record(worst)
+	if j.inWorkspace(s.ops) {
+		j.undoable() // truncating a workspace file loses only its content
+	}
 }
 
 // judgeChmod: chmod, chown and chgrp judged by where they reach; -R on a

@@ -95,7 +95,6 @@ func gitReset(j *judge, args []Arg) {
 		j.undoable()
 	case s.has("--keep", "--merge"):
 		j.add(Caution, 3, "git reset %s moves HEAD and updates the working tree", "--keep")
-		j.undoable()
 	case s.has("-p", "--patch"):
 		j.add(Interactive, 1, "interactive: git reset -p asks about each hunk")
 	default:
@@ -121,7 +120,6 @@ func gitClean(j *judge, args []Arg) {
 		j.undoable()
 	default:
 		j.add(Caution, 3, "git clean deletes untracked files where clean.requireForce is off")
-		j.undoable()
 	}
 }
 
@@ -234,10 +232,8 @@ func gitBranch(j *judge, args []Arg) {
 		j.undoable()
 	case s.has("-d") || s.abbrev("delete", 3):
 		j.add(Caution, 3, "git branch -d deletes a merged branch")
-		j.undoable()
 	case s.has("-M", "-C") || force && len(s.ops) > 0:
 		j.add(Caution, 3, "git branch %s overwrites an existing branch", "-f")
-		j.undoable()
 	case s.has("--edit-description"):
 		j.add(Interactive, 1, "interactive: git branch --edit-description opens an editor")
 	case s.has("-m", "-c", "--move", "--copy", "-u", "--set-upstream-to", "--unset-upstream", "--track", "-t"):
@@ -254,12 +250,10 @@ func gitTag(j *judge, args []Arg) {
 	switch {
 	case s.has("-d", "--delete"):
 		j.add(Caution, 3, "git tag -d deletes a tag")
-		j.undoable()
 	case s.has("-v", "--verify", "-l", "--list") || len(s.ops) == 0:
 		j.add(ReadOnly, 0, "git tag lists or verifies tags")
 	case s.has("-f", "--force"):
 		j.add(Caution, 3, "git tag -f moves an existing tag")
-		j.undoable()
 	default:
 		if s.has("-a", "-s", "-u", "--annotate", "--sign", "--local-user") && !s.has("-m", "-F", "--message", "--file") {
 			j.add(Interactive, 1, "interactive: git tag -a without -m opens an editor")
@@ -389,10 +383,8 @@ func gitRebase(j *judge, args []Arg) {
 	case s.has("-i", "--interactive", "--edit-todo"):
 		j.add(Interactive, 2, "interactive: git rebase -i opens an editor with the commit list")
 		j.add(Caution, 3, "git rebase rewrites the branch's local history")
-		j.undoable()
 	default:
 		j.add(Caution, 3, "git rebase rewrites the branch's local history")
-		j.undoable()
 	}
 }
 

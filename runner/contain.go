@@ -45,10 +45,15 @@ func Containment(spec sandbox.Spec) policy.Containment {
 	if spec.BestEffort {
 		out = append(out, "--best-effort")
 	}
+	// Undo: the run keeps what it changes in the workspace undoable
+	// (sandbox.UndoPossible, the rule the sandbox follows too), whatever
+	// else it reaches. A verdict that counts on it (Decision.NeedsUndo)
+	// makes the run refuse to start without it (Spec.RequireUndo).
+	undo := sandbox.UndoPossible(spec) == nil
 	if len(out) > 0 {
-		return policy.Containment{How: strings.Join(out, ", "), PrivateTmp: private}
+		return policy.Containment{How: strings.Join(out, ", "), PrivateTmp: private, Undo: undo}
 	}
-	return policy.Containment{Contained: true, How: "the sandbox", PrivateTmp: private}
+	return policy.Containment{Contained: true, How: "the sandbox", PrivateTmp: private, Undo: undo}
 }
 
 // Unsandboxed is the containment of a command forgebox judges but does not

@@ -3,12 +3,14 @@ package runner
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/forgebox/forgebox/history"
 	"github.com/forgebox/forgebox/policy"
 	"github.com/forgebox/forgebox/sandbox"
 	"github.com/forgebox/forgebox/shellquote"
+	"github.com/forgebox/forgebox/undo"
 )
 
 // Request is one command to judge, ask about, run and record.
@@ -172,6 +174,12 @@ func Run(ctx context.Context, req Request) *Outcome {
 	}
 	out.Result = res
 	out.HistoryKey, out.HistoryWarnings = rec.finish(res, out.Kept)
+	if c := res.Changes; c != nil && c.UndoID != "" && out.HistoryKey != nil {
+		// The record names its run, for forgebox undo KEY and history show.
+		if err := undo.StoreFor(spec.StateDir).SetHistory(res.Workspace, c.UndoID, *out.HistoryKey); err != nil {
+			out.HistoryWarnings = append(out.HistoryWarnings, fmt.Sprintf("undo: name the record %s after its run: %v", c.UndoID, err))
+		}
+	}
 	return out
 }
 
@@ -210,6 +218,9 @@ func decide(ctx context.Context, req *Request, spec *sandbox.Spec, rec *recorder
 	spec.Workspace = js.Ctx.Workspace
 	js.Ctx.Sandbox = Containment(*spec)
 	d := js.Decide(spec.Command, spec.Argv)
+	// What the judge let through only because undo can take it back
+	// must not run without undo.
+	spec.RequireUndo = d.NeedsUndo
 	if d.Empty() {
 		// A line of blanks or comments is a caller's mistake, not a
 		// question for a person.

@@ -183,13 +183,15 @@ func (p *prepared) cacheFallbacks(mask uint32, errno unix.Errno) []string {
 	if mask == 0 {
 		return nil
 	}
-	var fell []string
+	var fell, out []string
 	i := 0
 	for _, m := range p.child.Mounts {
 		if m.Op != opOverlay {
 			continue
 		}
-		if i < 32 && mask&(1<<i) != 0 {
+		if i < 32 && mask&(1<<i) != 0 && m.Flags&opFlagKeep != 0 {
+			out = append(out, p.undoRefused(errno))
+		} else if i < 32 && mask&(1<<i) != 0 {
 			fell = append(fell, m.A)
 			for j := range p.enforced.Caches {
 				if p.enforced.Caches[j].Path == m.A {
@@ -199,5 +201,8 @@ func (p *prepared) cacheFallbacks(mask uint32, errno unix.Errno) []string {
 		}
 		i++
 	}
-	return []string{fmt.Sprintf("the kernel refused an overlay on %s (%v): the command wrote a private cache that starts empty there; the host's cache was not written", strings.Join(fell, ", "), errno)}
+	if len(fell) == 0 {
+		return out
+	}
+	return append(out, fmt.Sprintf("the kernel refused an overlay on %s (%v): the command wrote a private cache that starts empty there; the host's cache was not written", strings.Join(fell, ", "), errno))
 }

@@ -53,7 +53,10 @@ type Enforced struct {
 	// namespace to build them in: there the caches stay as the profile
 	// leaves them.
 	Caches []CacheMount `json:"caches"`
-	PTY    bool         `json:"pty"`
+	// Undo: the command wrote an overlay of the workspace, carried in
+	// after the run with what it replaced kept (Spec.Undo, package undo).
+	Undo bool `json:"undo"`
+	PTY  bool `json:"pty"`
 	// LandlockABI is the Landlock ABI the ruleset was built for, 0 when
 	// Landlock was not applied; LandlockRules counts its path rules.
 	// LandlockTCP: TCP bind and connect are denied (ABI 4+; only with
@@ -113,6 +116,7 @@ func newEnforced(profile Profile, network Network, pty bool) Enforced {
 		PrivateDirs:          []string{},
 		PrivateCopies:        nil, // Linux only: the others keep every Git config read-only
 		Caches:               []CacheMount{},
+		Undo:                 false, // set by the Linux view when the workspace gets its overlay
 		PTY:                  pty,
 		LandlockABI:          0,
 		LandlockRules:        0,
@@ -144,5 +148,6 @@ func (e Enforced) withoutSandbox(missing ...string) Enforced {
 	e.ReadOnlyRoot, e.Writable, e.Hidden, e.Sockets, e.Protected, e.PrivateDirs = false, []string{}, []string{}, []string{}, []string{}, []string{}
 	e.PrivateCopies = nil
 	e.Caches = []CacheMount{}
+	e.Undo = false
 	return e
 }

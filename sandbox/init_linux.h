@@ -66,10 +66,15 @@ enum fb_op {
 	FB_OP_OVERLAY = 11,
 };
 
-/* FB_OPF_LINK: a clone whose path names a symlink clones the link itself
+/* FB_OPF_REQUIRED: with FB_OPF_KEEP, an overlay the kernel refuses fails
+ * the run instead (the judge let the command through on undo's account).
+ * FB_OPF_KEEP: an overlay the kernel refuses leaves its target as it is
+ * (the workspace's undo overlay: the run then writes the workspace itself,
+ * and the parent, told by the fallback bit, reports it).
+ * FB_OPF_LINK: a clone whose path names a symlink clones the link itself
  * (a run's private Git config is reached through one); an attach of such a
  * clone that fails binds its target read-only instead. */
-enum fb_op_flag { FB_OPF_RECURSIVE = 1 << 0, FB_OPF_DIR = 1 << 1, FB_OPF_LINK = 1 << 2 };
+enum fb_op_flag { FB_OPF_RECURSIVE = 1 << 0, FB_OPF_DIR = 1 << 1, FB_OPF_LINK = 1 << 2, FB_OPF_KEEP = 1 << 3, FB_OPF_REQUIRED = 1 << 4 };
 
 /* Size of a mount op record before its two strings: op, 3 bytes of
  * padding, flags, mode, slot, set, clr, dev, ino. */

@@ -116,6 +116,13 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 		_, err := caches.Maintain(p.caches.root, time.Now())
 		cachesDone <- err
 	}()
+	// The run's changes join the workspace before the protected paths
+	// are checked there.
+	if p.undo != nil {
+		released := p.commitUndo(res)
+		tl.mark("undo committed")
+		defer func() { <-released }()
+	}
 	if p.guard != nil {
 		// Also after a failed setup: the tree is dead either way.
 		moved, warnings := p.guard.afterRun(time.Now())

@@ -118,6 +118,10 @@ func (p *prepared) planLandlock(s Spec, l layout, items []viewItem) error {
 	for _, c := range p.enforced.Caches {
 		p.child.Rules = append(p.child.Rules, landlock.ChildRule{Path: c.Path, Access: h.FS})
 	}
+	// So is the workspace's undo overlay.
+	if p.enforced.Undo {
+		p.child.Rules = append(p.child.Rules, landlock.ChildRule{Path: l.Workspace, Access: h.FS})
+	}
 	p.landlockPrivate, p.landlockFS, p.landlockPolicy = private, h.FS, pol
 	p.enforced.LandlockABI = abi
 	p.enforced.LandlockRules = n + len(p.child.Rules)

@@ -50,6 +50,12 @@ type viewItem struct {
 	// cache entry (overlay's upper and work) for kindCache, the directory
 	// to bind for kindCacheBind.
 	Source string
+	// Undo, on the workspace's grant, is the run's undo record: an
+	// overlay goes on top of the grant, with Undo/upper and Undo/work as
+	// its upper and work directories.
+	Undo string
+	// UndoRequired: the run must not go on without the overlay.
+	UndoRequired bool
 }
 
 // planMounts orders the items and turns them into mount operations for the
@@ -139,6 +145,11 @@ func cloneOps(kept []viewItem) (ops []mountOp, slot []uint32, slots uint32) {
 			slot[i] = slots
 			ops = append(ops, mountOp{Op: opClone, A: it.Path, Slot: slots, Flags: recursiveIf(it.Dir), Dev: it.Dev, Ino: it.Ino})
 			slots++
+			if it.Undo != "" {
+				// The record's slot is the next one (placeOps).
+				ops = append(ops, mountOp{Op: opClone, A: it.Undo, Slot: slots})
+				slots++
+			}
 		}
 	}
 	return ops, slot, slots
@@ -176,11 +187,29 @@ func placeOps(kept []viewItem, slot []uint32) ([]mountOp, error) {
 			ops = append(ops, mountOp{Op: opHide, A: it.Path, Flags: flags})
 		case kindGrant, kindProtect, kindPin:
 			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Clr: it.Clr, Flags: recursiveIf(it.Dir)})
+			if it.Undo != "" {
+				// On top of the grant, before anything beneath it (the
+				// protected paths stay above the overlay). opFlagKeep:
+				// if the kernel refuses it the grant stays as it is.
+				// opFlagRequired: the verdict counted on undo, so the run
+				// fails instead.
+				flags := uint32(opFlagKeep)
+				if it.UndoRequired {
+					flags |= opFlagRequired
+				}
+				ops = append(ops, mountOp{Op: opOverlay, A: it.Path, B: "work", Slot: slot[i] + 1, Set: it.Set, Flags: flags})
+			}
 		case kindRedirect:
 			// The file must still be the one copied: the copy stands for it.
 			// opFlagLink: where the kernel refuses to mount the link, the
 			// file is bound read-only instead.
-			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Dev: it.Dev, Ino: it.Ino, Flags: opFlagLink})
+			// Beneath the workspace's overlay the file shows the overlay's
+			// device, not the host's: its clone (From) stays pinned.
+			dev, ino := it.Dev, it.Ino
+			if underUndo(kept[:i], it.Path) {
+				dev, ino = 0, 0
+			}
+			ops = append(ops, mountOp{Op: opAttach, A: it.Path, Slot: slot[i], Set: it.Set, Dev: dev, Ino: ino, Flags: opFlagLink})
 		case kindCache:
 			ops = append(ops, mountOp{Op: opOverlay, A: it.Path, B: it.Target, Slot: slot[i], Set: it.Set})
 		case kindCacheBind:
@@ -236,6 +265,16 @@ func enclosing(items []viewItem, p string) int {
 		}
 	}
 	return best
+}
+
+// underUndo reports whether p lies beneath a workspace with undo's overlay.
+func underUndo(items []viewItem, p string) bool {
+	for _, it := range items {
+		if it.Undo != "" && pathtree.Beneath(p, it.Path) {
+			return true
+		}
+	}
+	return false
 }
 
 func duplicatePath(items []viewItem) (int, int, bool) {

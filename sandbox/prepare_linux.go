@@ -15,6 +15,7 @@ import (
 	"github.com/forgebox/forgebox/landlock"
 	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/seccomp"
+	"github.com/forgebox/forgebox/undo"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,6 +41,9 @@ type prepared struct {
 	filter *seccomp.Program
 	// caches are the run's private caches; nil without.
 	caches *runCaches
+	// undo is the run's undo record while it goes on; nil without.
+	undo      *undo.Pending
+	undoStore undo.Store
 }
 
 // release undoes what planning did on the host: the placeholders.
@@ -55,6 +59,10 @@ func (p *prepared) release() {
 	}
 	p.caches.release()
 	p.limits.close()
+	if p.undo != nil {
+		// Never committed (the run did not start): nothing to carry.
+		p.undo.Discard()
+	}
 }
 
 // newRun makes the decisions that need no filesystem: the command, its
@@ -132,6 +140,10 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		return err
 	}
 	tl.mark("paths checked")
+	if err := p.planUndo(s, &l); err != nil {
+		return err
+	}
+	tl.mark("undo record")
 	cachePlans := p.planCaches(s, l, homes)
 	tl.mark("caches planned")
 	facts, err := p.gatherFacts(l, bases, s.treeStore(), s.StateDir)
@@ -367,7 +379,15 @@ func (p *prepared) unisolated(why string) {
 		// which Landlock keeps read-only.
 		p.child.Env = p.caches.envBefore
 	}
+	if p.undo != nil {
+		// No mount namespace, no overlay: the command writes the
+		// workspace itself.
+		p.undo.Discard()
+		p.undo = nil
+		p.warnings = append(p.warnings, "this run has no undo: it runs without namespaces, so the command writes the workspace directly")
+	}
 	old := p.enforced
+	old.Undo = false
 	// What the run still has is what it had, less what needs the
 	// namespaces: the kernel layers (Landlock, seccomp and what it
 	// refuses, no_new_privs, capabilities, limits), the profile Landlock

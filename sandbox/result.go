@@ -1,6 +1,10 @@
 package sandbox
 
-import "time"
+import (
+	"time"
+
+	"github.com/forgebox/forgebox/undo"
+)
 
 // Result is how a run ended.
 type Result struct {
@@ -54,6 +58,17 @@ type Result struct {
 	Attribution     bool
 	// Warnings are things the user should know that did not stop the run.
 	Warnings []string
+	// Changes is what the run changed in the workspace, when it ran with
+	// undo (Enforced.Undo): nil otherwise.
+	Changes *Changes
+}
+
+// Changes is a run's effect on its workspace, kept undoable.
+type Changes struct {
+	undo.Summary
+	// UndoID names the record that undoes the run (forgebox undo ID);
+	// empty when the run changed nothing.
+	UndoID string `json:"undo_id,omitempty"`
 }
 
 // MaxConnections bounds Result.Connections.

@@ -132,6 +132,20 @@ type Spec struct {
 	// the workspace, kept beneath StateDir; without a StateDir there are
 	// none.
 	NoCache bool
+	// Undo keeps the run's changes to the workspace undoable (Linux): the
+	// command writes an overlay of the workspace, and once its tree is
+	// dead forgebox carries the changes in, keeping what they replace in
+	// an undo record beneath StateDir (package undo). The workspace shows
+	// the changes only when the run ends. Where undo cannot be set up (no
+	// StateDir, the store on another file system, the kernel refuses the
+	// overlay) the run goes on without it and says why (Enforced.Undo
+	// false, a warning). --rw paths are not covered.
+	Undo bool
+	// RequireUndo: the judge let the command run only because undo can
+	// put back what it destroys (policy.Decision.NeedsUndo). Then a run
+	// whose undo cannot be set up refuses to start (a SetupError) rather
+	// than going on without it.
+	RequireUndo bool
 }
 
 // Allowlist is what NetAllow lets the command reach.

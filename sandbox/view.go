@@ -16,6 +16,12 @@ type layout struct {
 	Writable  []string   // writable roots: the workspace (unless read-only) and --rw paths
 	ReadOnly  []string   // --ro paths
 	Hide      []hostPath // --hide paths that exist
+	// Undo is the run's undo record (Dir/upper, Dir/work): the workspace
+	// is an overlay on the host's, and Store (the undo store) is hidden.
+	Undo, UndoStore string
+	// UndoRequired: a kernel that refuses the overlay fails the run
+	// (Spec.RequireUndo).
+	UndoRequired bool
 }
 
 // hostFacts is what the parent learned about the host for one run.
@@ -105,7 +111,7 @@ func buildView(l layout, f hostFacts, base Enforced) ([]viewItem, Enforced, erro
 	}
 	v.sockets()
 	v.copies()
-	v.protected()
+	v.protected(l)
 	v.caches()
 	return v.finish(l)
 }
@@ -166,6 +172,16 @@ func (v *viewBuilder) grants(l layout) error {
 		}
 	}
 	v.enf.Writable = append(v.enf.Writable, l.Writable...)
+	if l.Undo != "" {
+		it := v.items[l.Workspace]
+		it.Undo, it.UndoRequired = l.Undo, l.UndoRequired
+		v.put(it)
+		v.enf.Undo = true
+		if l.UndoStore != "" && !v.has(l.UndoStore) {
+			v.put(viewItem{Kind: kindCover, Path: l.UndoStore, Dir: true})
+			v.enf.Hidden = append(v.enf.Hidden, l.UndoStore)
+		}
+	}
 	for _, p := range l.ReadOnly {
 		if slices.Contains(l.Writable, p) {
 			return invalidf("%s is granted both read-only and read-write", p)
@@ -230,9 +246,15 @@ func (v *viewBuilder) copies() {
 
 // protected makes the guard's paths read-only, and pins the ones that must
 // stay in place but writable (.git itself).
-func (v *viewBuilder) protected() {
+func (v *viewBuilder) protected(l layout) {
 	for _, p := range v.facts.Protected {
 		if v.has(p.Path) {
+			continue
+		}
+		// In the workspace's overlay a directory of the host cannot be
+		// renamed (EXDEV: overlay without redirect_dir), and a pin would
+		// bind the host's .git writable over the overlay, past undo.
+		if p.Pin && l.Undo != "" && pathtree.Within(p.Path, l.Workspace) {
 			continue
 		}
 		kind, set, clr := kindProtect, uint64(attrRdonly|attrNosuid|attrNodev), uint64(0)

@@ -475,7 +475,7 @@ static int make_overlay(const char *target, const char *stage, const char *workd
  * the staging tmpfs, which finish_view detaches with everything in it
  * before the command starts: one unmount for all (each costs an RCU grace
  * period). */
-static int overlay_cache(int priv, const char *target, const char *workdir, uint64_t attrs, struct fb_err *e)
+static int overlay_cache(int priv, const char *target, const char *workdir, uint64_t attrs, uint32_t keep, struct fb_err *e)
 {
 	char stage[64], upper[96];
 	int ord = noverlays++, m, r, err;
@@ -493,6 +493,10 @@ static int overlay_cache(int priv, const char *target, const char *workdir, uint
 			fallback_mask |= 1u << ord;
 		if (fallback_errno == 0)
 			fallback_errno = err;
+		if (keep & FB_OPF_REQUIRED)
+			return fb_fail(e, "undo", err, "the kernel refused the overlay of \"%s\" that undo needs, and the command was allowed only because forgebox undo could take it back: run it with --no-undo to be asked about it instead", target);
+		if (keep)
+			return 0;
 		snprintf(upper, sizeof upper, "%s/upper", stage);
 		if ((m = clone_tree(upper, 0, 0, 0, 0, e)) < 0)
 			return -1;
@@ -543,7 +547,7 @@ static int apply_op(const struct fb_mount *m, int *slot, struct fb_err *e)
 	case FB_OP_OVERLAY:
 		if (slot[m->slot] < 0)
 			return fb_fail(e, "mounts", EBADF, "overlay \"%s\": slot %u is empty", m->a, m->slot);
-		r = overlay_cache(slot[m->slot], m->a, m->b, m->set, e);
+		r = overlay_cache(slot[m->slot], m->a, m->b, m->set, m->flags & (FB_OPF_KEEP | FB_OPF_REQUIRED), e);
 		close(slot[m->slot]);
 		slot[m->slot] = -1;
 		return r;

@@ -124,6 +124,8 @@ const (
 	opFlagRecursive = 1 << 0
 	opFlagDir       = 1 << 1
 	opFlagLink      = 1 << 2 // clone: a symlink at A is cloned itself; attach: if the link cannot be mounted, bind A read-only
+	opFlagKeep      = 1 << 3 // overlay: if the kernel refuses it, leave A as it is (the workspace's undo overlay)
+	opFlagRequired  = 1 << 4 // overlay: if the kernel refuses it, the run fails (the verdict counted on undo)
 )
 
 // Mount attributes, as MOUNT_ATTR_* in <linux/mount.h>.

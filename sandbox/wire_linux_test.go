@@ -64,7 +64,7 @@ func TestWireNamesMatchC(t *testing.T) {
 		"FB_OP_CLONE": opClone, "FB_OP_ATTACH": opAttach, "FB_OP_SETATTR": opSetattr, "FB_OP_TMPFS": opTmpfs,
 		"FB_OP_MKDIR": opMkdir, "FB_OP_MKFILE": opMkfile, "FB_OP_SYMLINK": opSymlink, "FB_OP_HIDE": opHide,
 		"FB_OP_OVERLAY":    opOverlay,
-		"FB_OPF_RECURSIVE": opFlagRecursive, "FB_OPF_DIR": opFlagDir, "FB_OPF_LINK": opFlagLink,
+		"FB_OPF_RECURSIVE": opFlagRecursive, "FB_OPF_DIR": opFlagDir, "FB_OPF_LINK": opFlagLink, "FB_OPF_KEEP": opFlagKeep, "FB_OPF_REQUIRED": opFlagRequired,
 		"FB_MOUNT_FIXED": mountRecordFixed(t),
 
 		"FB_SIG_KILL_TREE": int(sigKillTree),

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"flag"
@@ -9,6 +10,7 @@ import (
 	"os"
 
 	"github.com/forgebox/forgebox/sandbox"
+	"github.com/forgebox/forgebox/undo"
 )
 
 // doctorReport is the JSON of forgebox doctor: the host's report plus the
@@ -18,6 +20,7 @@ type doctorReport struct {
 	Fixes   map[string]string `json:"fixes"`
 	History historyHealth     `json:"history"`
 	Caches  cacheReport       `json:"caches"`
+	Undo    undo.Usage        `json:"undo"`
 }
 
 func (e env) doctor(args []string) int {
@@ -45,6 +48,7 @@ func (e env) doctor(args []string) int {
 	}
 	hist := checkHistory()
 	cr, cerr := readCaches()
+	ur, uerr := undo.StoreFor(stateDir(home)).Usage()
 	fixes := map[string]string{}
 	for _, c := range r.Checks {
 		if !c.OK && c.Required {
@@ -52,7 +56,7 @@ func (e env) doctor(args []string) int {
 		}
 	}
 	if *jsonOut {
-		e.printJSON(doctorReport{Report: r, Fixes: fixes, History: hist, Caches: cr})
+		e.printJSON(doctorReport{Report: r, Fixes: fixes, History: hist, Caches: cr, Undo: ur})
 	} else {
 		w := e.stdout
 		fmt.Fprintf(w, "forgebox %s on %s %s, user %s", version, r.OS, r.Kernel, r.User)
@@ -84,6 +88,12 @@ func (e env) doctor(args []string) int {
 			for _, in := range cr.Workspaces {
 				fmt.Fprintf(w, "          %9s  %s\n", humanBytes(in.Bytes), cmpStr(in.Workspace, in.Key))
 			}
+		}
+		if uerr != nil || ur.Root == "" {
+			fmt.Fprintf(w, "  %s %-16s %v\n", "absent ", "undo", cmp.Or(error(uerr), error(errors.New("no state directory"))))
+		} else {
+			fmt.Fprintf(w, "  %s %-16s %s in %d records of %s (%s, %d days; forgebox undo --list, --limit)\n", "ok     ", "undo",
+				humanBytes(ur.Bytes), ur.Records, humanBytes(ur.Limits.MaxBytes), ur.Root, int(ur.Limits.MaxAge.Hours()/24))
 		}
 		if len(r.WillEnforce) > 0 {
 			fmt.Fprintln(w, "forgebox run will enforce:")

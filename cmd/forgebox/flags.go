@@ -188,7 +188,7 @@ type policyOpts struct {
 // sandboxFlags are forgebox run's flags that decide what its sandbox
 // contains (runner.Containment): check, policy explain and policy approve
 // take them, to judge a command as forgebox run with them would.
-var sandboxFlags = []string{"net", "rw", "best-effort", "allow-unix-sockets"}
+var sandboxFlags = []string{"net", "rw", "best-effort", "allow-unix-sockets", "no-undo"}
 
 // registerSandbox declares the sandbox flags, read as forgebox run reads
 // them (the same flag values).

@@ -351,11 +351,16 @@ func (e env) historyShow(args []string) int {
 	if r == nil {
 		return code
 	}
+	rec := runUndoRecord(r)
 	if *jsonOut {
-		e.printJSON(r)
+		e.printJSON(struct {
+			*history.Run
+			Undo *undoShown `json:"undo,omitempty"`
+		}{r, rec})
 		return 0
 	}
 	writeRun(e.stdout, r, time.Local)
+	writeUndoRecord(e.stdout, rec)
 	return 0
 }
 

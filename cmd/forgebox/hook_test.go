@@ -102,8 +102,8 @@ func TestHookGolden(t *testing.T) {
 		{"wrap-allow", []string{"--wrap"}, 0, "allow", true},
 		{"wrap-quotes", []string{"--wrap"}, 0, "", true},
 		{"wrap-deny", []string{"--wrap"}, 0, "deny", false},
-		{"wrap-ask", []string{"--wrap"}, 0, "ask", true},
-		{"wrap-ask-bypass", []string{"--wrap"}, 0, "ask", true},
+		{"wrap-ask", []string{"--wrap", "--", "--no-undo"}, 0, "ask", true}, // with undo, git reset --hard runs unasked (policy/undo.go)
+		{"wrap-ask-bypass", []string{"--wrap", "--", "--no-undo"}, 0, "ask", true},
 		{"wrap-nul", []string{"--wrap"}, 0, "deny", false},
 		{"wrap-run-flags", []string{"--wrap", "--", "--net", "host", "--memory", "4G"}, 0, "ask", true}, // npm test under --net host: not contained,
 		{"wrap-malformed", []string{"--wrap"}, 0, "deny", false},

@@ -20,12 +20,12 @@ const module = "github.com/forgebox/forgebox"
 // and the agent share one run path instead of a leaf growing a second.
 // A package missing from the table fails the test: place it on purpose.
 var layers = map[string][]string{
-	"cmd/forgebox": {"agent", "caches", "cgroup", "files", "history", "netproxy", "policy", "probe", "runner", "sandbox", "selftest", "session"},
-	"agent":        {"files", "policy", "sandbox", "session"},
+	"cmd/forgebox": {"agent", "caches", "cgroup", "files", "history", "netproxy", "policy", "probe", "runner", "sandbox", "selftest", "session", "undo"},
+	"agent":        {"files", "policy", "sandbox", "session", "undo"},
 	// One run from request to outcome: judge, ask, launch, record.
-	"runner":   {"history", "netproxy", "policy", "sandbox"},
+	"runner":   {"history", "netproxy", "policy", "sandbox", "undo"},
 	"selftest": {"caches", "cgroup", "probe", "sandbox"}, // attacks the launcher from outside; the CLI renders it
-	"sandbox":  {"caches", "cgroup", "conpty_windows", "landlock", "netproxy", "seccomp"},
+	"sandbox":  {"caches", "cgroup", "conpty_windows", "landlock", "netproxy", "seccomp", "undo"},
 
 	"caches":         nil,
 	"cgroup":         nil,
@@ -38,6 +38,7 @@ var layers = map[string][]string{
 	"probe":          nil,
 	"seccomp":        nil,
 	"session":        nil,
+	"undo":           nil, // the undo store: records, commit, restore (sandbox commits, the CLI undoes)
 
 	"shellquote": nil,
 	"pathtree":   nil,

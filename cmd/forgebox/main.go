@@ -81,6 +81,8 @@ func dispatch(args []string, stdin, stdout, stderr *os.File) int {
 		return e.historyCmd(args[1:])
 	case "hook":
 		return e.hook(args[1:])
+	case "undo":
+		return e.undoCmd(args[1:])
 	case "serve":
 		return e.serve(args[1:])
 	case "shell":
@@ -124,6 +126,8 @@ Usage:
   forgebox serve [run flags] [--timeout D] [--max-sessions N]
                                               serve forgebox's tools to an agent over MCP (stdio)
   forgebox shell [run flags]                  an interactive shell in the sandbox, on your terminal
+  forgebox undo [--dry-run] [--force] [--to RUN | RUN | --list]
+                                              put the workspace back as it was before a run
   forgebox version
 
 run judges the command first: a denied one exits 126 without starting, one

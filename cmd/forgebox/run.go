@@ -43,7 +43,7 @@ type runFlags struct {
 	memory, pids                             limitFlag
 	cpus                                     cpuFlag
 	pty, noPTY, noStdin, jsonOut, bestEffort bool
-	trace, unixSockets, noCache              bool
+	trace, unixSockets, noCache, noUndo      bool
 	pol                                      policyOpts
 	yes, noPolicy                            bool
 	// The history: --no-history, --history-db, --keep-output.
@@ -89,6 +89,13 @@ func (e env) run(args []string) int {
 	if err != nil {
 		return e.fail(f, &runner.PolicyError{Err: err})
 	}
+	pty := f.pty || (!f.noPTY && !f.jsonOut && term.IsTerminal(int(e.stdin.Fd())))
+	if pty {
+		// An interactive run (an editor, a shell, a dev server) shows
+		// its changes as it makes them: the overlay would hold them back
+		// until it ends. The judge sees the run without undo.
+		spec.Undo = false
+	}
 	req := f.request(spec, h)
 	req.History.Args = recordedArgs(fs, args, spec.Dir)
 	req.Warn = func(w string) { e.errorf("warning: %s", w) }
@@ -100,7 +107,7 @@ func (e env) run(args []string) int {
 		NoStdin:   f.noStdin,
 		Capture:   f.jsonOut,
 		MaxOutput: f.maxOutput.n,
-		PTY:       f.pty || (!f.noPTY && !f.jsonOut && term.IsTerminal(int(e.stdin.Fd()))),
+		PTY:       pty,
 	}
 	if f.jsonOut && !f.maxOutput.set {
 		req.Streams.MaxOutput = sandbox.DefaultMaxOutput
@@ -189,6 +196,8 @@ func (f *runFlags) flagSet() *flag.FlagSet {
 		"then a host socket created after the start, in a directory the command sees, is reachable (default: refused, connected socketpairs only)")
 	fs.BoolVar(&f.noCache, "no-cache", false, "no private package caches: ~/.cache, Go's, npm's, Cargo's ... caches stay read-only "+
 		"(default: the command writes them into caches private to forgebox and this workspace; see forgebox cache)")
+	fs.BoolVar(&f.noUndo, "no-undo", false, "write the workspace directly, without keeping the run undoable (default: undo on unless FORGEBOX_UNDO=off; "+
+		"interactive runs on a terminal have none; see forgebox undo)")
 	return fs
 }
 
@@ -305,6 +314,7 @@ func (f *runFlags) spec(argv []string) (sandbox.Spec, error) {
 		BestEffort:       f.bestEffort,
 		AllowUnixSockets: f.unixSockets,
 		NoCache:          f.noCache,
+		Undo:             !f.noUndo && undoConfigured(),
 		StateDir:         stateDir(home),
 		Own:              f.ownPaths(),
 	}
@@ -480,6 +490,16 @@ func askReasons(d *policy.Decision) string {
 // stateDir is forgebox's state directory ($XDG_STATE_HOME/forgebox, else
 // ~/.local/state/forgebox), where the sandbox keeps the indexes its
 // post-run check compares with; "" when neither can be told.
+// undoConfigured: FORGEBOX_UNDO=off (or 0, false, no) turns undo off for
+// every run that does not ask otherwise.
+func undoConfigured() bool {
+	switch strings.ToLower(os.Getenv("FORGEBOX_UNDO")) {
+	case "off", "0", "false", "no":
+		return false
+	}
+	return true
+}
+
 func stateDir(home string) string {
 	if d := os.Getenv("XDG_STATE_HOME"); filepath.IsAbs(d) {
 		return filepath.Join(d, "forgebox")

@@ -26,6 +26,7 @@ import (
 	"github.com/forgebox/forgebox/runner"
 	"github.com/forgebox/forgebox/sandbox"
 	"github.com/forgebox/forgebox/session"
+	"github.com/forgebox/forgebox/undo"
 )
 
 const serveUsage = `Usage:
@@ -63,7 +64,7 @@ type serveFlags struct {
 // passes on: what the sandbox is, what judges, where history goes.
 var forwardedRunFlags = []string{
 	"workspace", "rw", "ro", "hide", "profile", "net", "env", "memory", "pids", "cpus", "grace",
-	"best-effort", "max-output", "policy", "history-db", "no-history", "allow-unix-sockets", "no-cache",
+	"best-effort", "max-output", "policy", "history-db", "no-history", "allow-unix-sockets", "no-cache", "no-undo",
 }
 
 // unforwardedRunFlags are the flags of forgebox run that serve does not
@@ -302,6 +303,9 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 		DefaultTimeout: sf.defaultTimeout.d, MaxTimeout: sf.timeout.d, IdleTimeout: sf.idleTimeout.d, OutputBudget: sf.outputBudget,
 		SessionArgv: b.sessionArgv, Record: b.record, CheckWorkspace: checkWorkspace(rf, ctx.Workspace),
 	}
+	if spec.Undo {
+		cfg.Undo = undo.StoreFor(spec.StateDir)
+	}
 	// The file tools keep the sandbox's rules: the workspace only, its
 	// protected names and forgebox's own configuration and state
 	// read-only, the secrets a run hides and --hide paths unread (a hard
@@ -464,17 +468,27 @@ func (b *serveBackend) recordedArgs(r agent.RunRequest) []string {
 }
 
 // judge loads the judge as forgebox run would in dir.
-func (b *serveBackend) judge(dir string) (*runner.Judge, error) {
+func (b *serveBackend) judge(t agent.Target) (*runner.Judge, error) {
 	h, err := runner.CurrentHost()
 	if err != nil {
 		return nil, err
 	}
-	h.Cwd = dir
-	return runner.LoadJudge(h, b.pol)
+	h.Cwd = t.Dir
+	return runner.LoadJudge(h, b.policyFor(t))
+}
+
+// policyFor is the judge's options for a command: a shell session's runs
+// on a terminal, without undo.
+func (b *serveBackend) policyFor(t agent.Target) runner.PolicyOptions {
+	pol := b.pol
+	if t.Session {
+		pol.Sandbox.Undo = false
+	}
+	return pol
 }
 
 func (b *serveBackend) decide(t agent.Target) (*runner.Judge, *policy.Decision, error) {
-	js, err := b.judge(t.Dir)
+	js, err := b.judge(t)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -503,7 +517,7 @@ func (b *serveBackend) FileRequest(_ context.Context, t agent.Target, why string
 	if err != nil {
 		return "", err
 	}
-	r, err := runner.FileRequest(h, b.pol, t.Dir, t.Line, t.Argv, why)
+	r, err := runner.FileRequest(h, b.policyFor(t), t.Dir, t.Line, t.Argv, why)
 	if err != nil {
 		return "", err
 	}

@@ -1,0 +1,384 @@
+package integration
+
+import (
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// treeHash proves a tree byte-exact: every entry's path, type, mode and
+// owner, every file's content and every symlink's target (.git included).
+// Directory times are left out: undo does not keep them.
+func treeHash(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		var st syscall.Stat_t
+		if err := syscall.Lstat(p, &st); err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		n++
+		fmt.Fprintf(h, "%s %o %d:%d", rel, st.Mode, st.Uid, st.Gid)
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			fmt.Fprintf(h, " -> %s", target)
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h, " %d %d.%d %x", len(b), st.Mtim.Sec, st.Mtim.Nsec, sha256.Sum256(b))
+		}
+		h.Write([]byte{'\n'})
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("hash %s: %v", dir, err)
+	}
+	return fmt.Sprintf("%d entries, %x", n, h.Sum(nil))
+}
+
+// undoProject is a repository with committed files, uncommitted changes,
+// an untracked file, an ignored build directory, a symlink and an
+// executable.
+func (e *env) undoProject() {
+	e.t.Helper()
+	e.write(filepath.Join(e.ws, "src/main.c"), "int main(void) { return 0; }\n")
+	e.write(filepath.Join(e.ws, "src/lib/util.c"), "int util(void) { return 1; }\n")
+	e.write(filepath.Join(e.ws, "README"), "project\n")
+	e.write(filepath.Join(e.ws, ".gitignore"), "build/\n")
+	e.write(filepath.Join(e.ws, "run.sh"), "#!/bin/sh\necho run\n")
+	os.Chmod(filepath.Join(e.ws, "run.sh"), 0o755)
+	if err := os.Symlink("src/main.c", filepath.Join(e.ws, "main-link")); err != nil {
+		e.t.Fatal(err)
+	}
+	e.chown(filepath.Join(e.ws, "main-link"))
+	git := func(args ...string) {
+		e.t.Helper()
+		if r := e.runProgram("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "init.defaultBranch=main"}, args...)...); r.code != 0 {
+			e.t.Fatalf("git %v: %s", args, r.stderr)
+		}
+	}
+	git("init", "-q", ".")
+	git("add", ".")
+	git("commit", "-qm", "init")
+	// Uncommitted work, an untracked file, an ignored build output.
+	e.write(filepath.Join(e.ws, "src/main.c"), "int main(void) { return 42; } /* uncommitted */\n")
+	e.write(filepath.Join(e.ws, "notes.txt"), "untracked notes\n")
+	e.write(filepath.Join(e.ws, "build/out.o"), "object\n")
+}
+
+type undoResult struct {
+	Changes *struct {
+		Created  int    `json:"created"`
+		Modified int    `json:"modified"`
+		Deleted  int    `json:"deleted"`
+		Bytes    int64  `json:"bytes"`
+		UndoID   string `json:"undo_id"`
+	} `json:"changes"`
+	Enforced struct {
+		Undo bool `json:"undo"`
+	} `json:"enforced"`
+	ExitCode int      `json:"exit_code"`
+	Warnings []string `json:"warnings"`
+	Stderr   string   `json:"stderr"`
+}
+
+// undoRun runs a line with --json and returns its changes.
+func (e *env) undoRun(line string) undoResult {
+	e.t.Helper()
+	r := e.run([]string{"run", "--json", "-c", line})
+	var out undoResult
+	if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+		e.t.Fatalf("run %q: %v\nstdout: %s\nstderr: %s", line, err, r.stdout, r.stderr)
+	}
+	if !out.Enforced.Undo || out.Changes == nil {
+		e.t.Fatalf("run %q had no undo: %+v\nstderr: %s", line, out, r.stderr)
+	}
+	return out
+}
+
+// The destructive commands of issue 22, each undone byte-exactly from the
+// CLI, as root and as an ordinary user.
+func TestUndoDestructiveCommands(t *testing.T) {
+	cases := []struct{ name, line string }{
+		{"rm-rf", "rm -rf src"},
+		{"git-reset-hard", "git reset -q --hard"},
+		{"git-clean-fdx", "git clean -fdxq"},
+		{"git-checkout-dot", "git checkout -q -- ."},
+		{"truncate", ": > src/main.c; : > README"},
+		{"rename-storm", "for f in README notes.txt run.sh; do mv $f $f.moved; done; mv src src2; mv main-link link2; mkdir -p new/deep && mv src2/lib new/deep/; chmod 700 new; rm .gitignore; echo x > .gitignore"},
+		{"chmod-and-links", "chmod 600 run.sh; ln -sf README main-link; ln README hard; chmod 700 src/lib"},
+	}
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.undoProject()
+		for _, c := range cases {
+			before := treeHash(t, e.ws)
+			out := e.undoRun(c.line)
+			if out.ExitCode != 0 {
+				t.Fatalf("%s: exit %d: %s", c.name, out.ExitCode, out.Stderr)
+			}
+			if treeHash(t, e.ws) == before || out.Changes.UndoID == "" {
+				t.Fatalf("%s: the run changed nothing (%+v)", c.name, *out.Changes)
+			}
+			if r := e.run([]string{"undo", "--dry-run"}); r.code != 0 || r.stdout == "" {
+				t.Fatalf("%s: undo --dry-run: %d %s %s", c.name, r.code, r.stdout, r.stderr)
+			}
+			if r := e.run([]string{"undo"}); r.code != 0 {
+				t.Fatalf("%s: undo: %d %s %s", c.name, r.code, r.stdout, r.stderr)
+			}
+			if got := treeHash(t, e.ws); got != before {
+				t.Errorf("%s: after undo the workspace is %s, want %s as before the run", c.name, got, before)
+			}
+		}
+	})
+}
+
+// An undo that would overwrite a later change refuses and changes nothing;
+// --to undoes the later run first; --force keeps what it overwrites.
+func TestUndoRefusesLaterChanges(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.undoProject()
+		start := treeHash(t, e.ws)
+		first := e.undoRun("echo one > README; rm notes.txt")
+		e.undoRun("echo two > README")
+		mid := treeHash(t, e.ws)
+		r := e.run([]string{"undo", first.Changes.UndoID})
+		if r.code != 1 || !strings.Contains(r.stderr, "README") || !strings.Contains(r.stderr, "--to") {
+			t.Fatalf("undo over a later run: %d %q, want a refusal naming README and --to", r.code, r.stderr)
+		}
+		if treeHash(t, e.ws) != mid {
+			t.Fatal("a refused undo changed the workspace")
+		}
+		if r := e.run([]string{"undo", "--dry-run", "--to", first.Changes.UndoID}); r.code != 0 || treeHash(t, e.ws) != mid {
+			t.Fatalf("undo --dry-run --to: %d %s; or it changed the workspace", r.code, r.stderr)
+		}
+		if r := e.run([]string{"undo", "--to", first.Changes.UndoID}); r.code != 0 {
+			t.Fatalf("undo --to: %d %s", r.code, r.stderr)
+		}
+		if treeHash(t, e.ws) != start {
+			t.Fatal("undo --to did not restore the workspace as it was before the first run")
+		}
+
+		// The person edits a file after a run: refused, then forced, and
+		// the person's edit is kept (undoing the undo brings it back).
+		e.undoRun("echo three > README")
+		e.write(filepath.Join(e.ws, "README"), "the person's edit\n")
+		r = e.run([]string{"undo"})
+		if r.code != 1 || !strings.Contains(r.stderr, "README") {
+			t.Fatalf("undo over the person's edit: %d %q, want a refusal naming README", r.code, r.stderr)
+		}
+		if b, _ := os.ReadFile(filepath.Join(e.ws, "README")); string(b) != "the person's edit\n" {
+			t.Fatalf("a refused undo changed README: %q", b)
+		}
+		r = e.run([]string{"undo", "--force", "--json"})
+		var done []struct {
+			ID string `json:"id"`
+		}
+		if r.code != 0 || json.Unmarshal([]byte(r.stdout), &done) != nil || len(done) != 1 {
+			t.Fatalf("undo --force: %d %s %s", r.code, r.stdout, r.stderr)
+		}
+		if treeHash(t, e.ws) != start {
+			t.Fatal("undo --force did not restore the workspace")
+		}
+		if r := e.run([]string{"undo", done[0].ID}); r.code != 0 {
+			t.Fatalf("undo of the undo: %d %s", r.code, r.stderr)
+		}
+		if b, _ := os.ReadFile(filepath.Join(e.ws, "README")); string(b) != "the person's edit\n" {
+			t.Fatalf("undoing the forced undo gave README %q, want the person's edit back", b)
+		}
+	})
+}
+
+// The store lies outside the workspace and the sandbox cannot reach it: a
+// command that tries to remove or write it by its path changes nothing.
+func TestUndoStoreUnreachable(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.write(filepath.Join(e.ws, "a.txt"), "a\n")
+		first := e.undoRun("echo b > a.txt")
+		store := filepath.Join(e.stateHome(), "forgebox", "undo")
+		matches, _ := filepath.Glob(filepath.Join(store, "*", first.Changes.UndoID))
+		if len(matches) != 1 {
+			t.Fatalf("record %s not found in %s", first.Changes.UndoID, store)
+		}
+		before := cacheListing(t, matches[0])
+		out := e.undoRun(fmt.Sprintf("rm -rf %[1]s/* %[2]s 2>&1; echo evil > %[1]s/evil; echo evil > %[2]s/manifest.json; ls -A %[1]s; echo c > a.txt", store, matches[0]))
+		if _, err := os.Stat(filepath.Join(store, "evil")); err == nil {
+			t.Fatal("the sandbox wrote into the undo store")
+		}
+		if got := cacheListing(t, matches[0]); got != before {
+			t.Fatalf("the sandbox changed the undo record: %s, was %s\nstderr: %s", got, before, out.Stderr)
+		}
+		// Undo both: a.txt is back to a.
+		if r := e.run([]string{"undo", "--to", first.Changes.UndoID}); r.code != 0 {
+			t.Fatalf("undo --to: %d %s ", r.code, r.stderr)
+		}
+		if b, _ := os.ReadFile(filepath.Join(e.ws, "a.txt")); string(b) != "a\n" {
+			t.Fatalf("a.txt is %q after undo, want a", b)
+		}
+	})
+}
+
+// Where undo cannot be had the run goes on without it and says why:
+// forgebox's state inside the workspace, and --no-undo.
+func TestUndoUnavailableSaysWhy(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.write(filepath.Join(e.ws, "a.txt"), "a\n")
+		r, res := e.runJSON([]string{"--no-undo", "-c", "echo b > a.txt"})
+		if res.ExitCode != 0 || strings.Contains(r.stdout, `"undo": true`) || strings.Contains(r.stdout, `"undo":true`) {
+			t.Fatalf("--no-undo: exit %d, %s", res.ExitCode, r.stdout)
+		}
+		state := filepath.Join(e.ws, "state")
+		e.mkdir(state)
+		e.extra = append(e.extra, "XDG_STATE_HOME="+state)
+		r = e.run([]string{"run", "--json", "-c", "echo c > a.txt"})
+		var out undoResult
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		if out.ExitCode != 0 || out.Enforced.Undo || out.Changes != nil || !strings.Contains(strings.Join(out.Warnings, "\n"), "no undo") {
+			t.Fatalf("state inside the workspace: %+v; want the run, without undo, saying so", out)
+		}
+		if b, _ := os.ReadFile(filepath.Join(e.ws, "a.txt")); string(b) != "c\n" {
+			t.Fatalf("a.txt = %q", b)
+		}
+	})
+}
+
+// Through MCP: the destructive commands run unasked (contained, undoable),
+// their results carry the changes, and the undo tool takes back the
+// server's own commands byte-exactly; a command the server did not run is
+// the person's to undo.
+func TestUndoThroughMCP(t *testing.T) {
+	type mcpOut struct {
+		Ran     bool `json:"ran"`
+		Changes *struct {
+			Deleted int    `json:"deleted"`
+			UndoID  string `json:"undo_id"`
+		} `json:"changes"`
+	}
+	type undoOut struct {
+		Undone  bool   `json:"undone"`
+		Redo    string `json:"redo_id"`
+		Blocked *struct {
+			Message, Hint string
+		} `json:"blocked"`
+	}
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.undoProject()
+		e.judged = true
+		c := e.serveMCP(nil)
+		for _, line := range []string{"rm -rf src", "git reset -q --hard", "git clean -fdxq"} {
+			before := treeHash(t, e.ws)
+			var out mcpOut
+			_, text := c.call("run_shell_command", map[string]any{"command": line}, &out)
+			if !out.Ran || out.Changes == nil || out.Changes.UndoID == "" || !strings.Contains(text, "changed the workspace") {
+				t.Fatalf("%s through MCP: %s; want it run, with its changes", line, text)
+			}
+			var u undoOut
+			_, text = c.call("undo", map[string]any{}, &u)
+			if !u.Undone || u.Redo == "" {
+				t.Fatalf("undo of %s: %s", line, text)
+			}
+			if treeHash(t, e.ws) != before {
+				t.Fatalf("after the undo tool, the workspace differs from before %s", line)
+			}
+		}
+		// A shell session runs on a terminal, without undo: there the
+		// same command is asked about, not run.
+		var st struct{ Session string }
+		c.call("shell_start", map[string]any{}, &st)
+		var sh shellOut
+		_, text := c.call("shell_exec", map[string]any{"session": st.Session, "command": "rm -rf src"}, &sh)
+		if sh.Ran || sh.Approval == nil {
+			t.Fatalf("rm -rf src in a shell session: %s; want approval_required (sessions have no undo)", text)
+		}
+		if _, err := os.Stat(filepath.Join(e.ws, "src")); err != nil {
+			t.Fatalf("src after the refused session command: %v", err)
+		}
+		// A command the server did not run: the person's to undo.
+		e.judged = false
+		cli := e.undoRun("echo cli > README")
+		var out undoOut
+		_, text = c.call("undo", map[string]any{"id": cli.Changes.UndoID}, &out)
+		if out.Undone || out.Blocked == nil || !strings.Contains(out.Blocked.Hint, "forgebox undo") {
+			t.Fatalf("undo of a CLI run through MCP: %s; want it refused, pointing at forgebox undo", text)
+		}
+		if b, _ := os.ReadFile(filepath.Join(e.ws, "README")); string(b) != "cli\n" {
+			t.Fatalf("a refused undo changed README: %q", b)
+		}
+	})
+}
+
+// A command the judge let through only because undo could take it back
+// (rm -rf src, needs_undo) refuses to start when the run's undo cannot be
+// set up, and the workspace is unchanged; a command that needs no undo
+// runs without it and says so. The store is made unwritable after the
+// judge has seen it usable: chattr +i as root (whom modes do not stop),
+// chmod 0500 as an ordinary user.
+func TestUndoRequiredFailsClosed(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.judged = true
+		e.undoProject()
+		e.undoRun("echo first > first.txt") // makes the store and the workspace's records
+		store := filepath.Join(e.stateHome(), "forgebox", "undo")
+		var dirs []string
+		filepath.WalkDir(store, func(p string, d fs.DirEntry, err error) error {
+			if err == nil && d.IsDir() {
+				dirs = append(dirs, p)
+			}
+			return nil
+		})
+		if len(dirs) < 2 {
+			t.Fatalf("the undo store %s has no records: %v", store, dirs)
+		}
+		for _, d := range dirs {
+			if e.m.root() {
+				if out, err := exec.Command("chattr", "+i", d).CombinedOutput(); err != nil {
+					t.Skipf("chattr +i %s: %v %s (root ignores modes: no other way to make the store unwritable)", d, err, out)
+				}
+				t.Cleanup(func() { exec.Command("chattr", "-i", d).Run() })
+			} else if err := os.Chmod(d, 0o500); err != nil {
+				t.Fatal(err)
+			} else {
+				t.Cleanup(func() { os.Chmod(d, 0o700) })
+			}
+		}
+		before := treeHash(t, e.ws)
+		r := e.run([]string{"run", "--json", "-c", "rm -rf src"})
+		if r.code != 125 || !strings.Contains(r.stdout+r.stderr, "--no-undo") {
+			t.Errorf("rm -rf src without a usable undo store: exit %d; want 125 naming --no-undo\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+		}
+		if got := treeHash(t, e.ws); got != before {
+			t.Errorf("the refused run changed the workspace")
+		}
+		// Without undo the judge asks about it, and no one can answer here.
+		if r := e.run([]string{"run", "--json", "--no-undo", "-c", "rm -rf src"}); r.code != 126 || !strings.Contains(r.stdout, "approval_required") {
+			t.Errorf("rm -rf src --no-undo: exit %d; want 126 approval_required\n%s%s", r.code, r.stdout, r.stderr)
+		}
+		r = e.run([]string{"run", "--json", "-c", "echo second > second.txt"})
+		var out undoResult
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatalf("%v\n%s%s", err, r.stdout, r.stderr)
+		}
+		if out.ExitCode != 0 || out.Enforced.Undo || !strings.Contains(strings.Join(out.Warnings, "\n"), "no undo") {
+			t.Errorf("a command that needs no undo: %+v; want it run without undo, saying so", out)
+		}
+		if b, err := os.ReadFile(filepath.Join(e.ws, "second.txt")); err != nil || string(b) != "second\n" {
+			t.Errorf("second.txt: %q %v", b, err)
+		}
+	})
+}

@@ -1,0 +1,124 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/forgebox/forgebox/undo"
+)
+
+// The workspace's undo overlay (Spec.Undo, package undo): planned here,
+// mounted by the child on top of the workspace's grant (opOverlay with
+// opFlagKeep), committed once the tree is dead.
+
+// UndoPossible says whether a run of s would have undo, and if not why:
+// the rule runner.Containment weighs (the judge) and planUndo follows.
+// It does not say whether the kernel will take the overlay; a refusal
+// there is reported after the run (Enforced.Undo false).
+func UndoPossible(s Spec) error {
+	if !s.Undo {
+		return errors.New("undo is off")
+	}
+	if s.profile() == ProfileReadOnly {
+		return errors.New("the workspace is read-only")
+	}
+	_, ws, err := runDirs(s)
+	if err != nil {
+		return err
+	}
+	return undo.StoreFor(s.StateDir).Check(ws)
+}
+
+// planUndo begins the run's undo record, or says in a warning why the run
+// goes without; it fails when the run requires undo (Spec.RequireUndo).
+func (p *prepared) planUndo(s Spec, l *layout) error {
+	if !s.Undo || l.Profile == ProfileReadOnly {
+		if s.RequireUndo {
+			return &SetupError{Step: "undo", Message: "the command was allowed only because forgebox undo could take it back, and this run has no undo: run it with --no-undo to be asked about it instead"}
+		}
+		return nil
+	}
+	store := undo.StoreFor(s.StateDir)
+	pend, err := store.Begin(l.Workspace, displayCommand(s), time.Now())
+	if err != nil {
+		if s.RequireUndo {
+			return &SetupError{Step: "undo", Message: fmt.Sprintf("the command was allowed only because forgebox undo could take it back, and undo cannot be set up (%v): run it with --no-undo to be asked about it instead", err)}
+		}
+		p.warnings = append(p.warnings, fmt.Sprintf("this run has no undo: %v", err))
+		return nil
+	}
+	for _, id := range pend.Recovered {
+		p.warnings = append(p.warnings, fmt.Sprintf("an earlier run in this workspace ended with forgebox before its changes were carried in: they are now, undoable as record %s", id))
+	}
+	p.undo, p.undoStore = pend, store
+	l.Undo, l.UndoStore, l.UndoRequired = pend.Dir(), store.Root, s.RequireUndo
+	return nil
+}
+
+// undoRefused is the warning for an overlay the kernel refused: the
+// command wrote the workspace itself.
+func (p *prepared) undoRefused(errno error) string {
+	p.enforced.Undo = false
+	if p.undo != nil {
+		p.undo.Discard()
+		p.undo = nil
+	}
+	return fmt.Sprintf("this run has no undo: the kernel refused the workspace's overlay (%v); the command wrote the workspace directly", errno)
+}
+
+// commitUndo carries the run's changes into the workspace. Called once
+// the command's tree is dead, before the protected paths are checked
+// (they are checked on what the commit left).
+//
+// A run that changed nothing leaves an empty record, removed in the
+// background: the caller waits for the returned channel before it returns.
+func (p *prepared) commitUndo(res *Result) <-chan struct{} {
+	released := make(chan struct{})
+	if p.undo == nil {
+		close(released)
+		return released
+	}
+	pend := p.undo
+	p.undo = nil
+	m, err := pend.Commit(time.Now())
+	go func() {
+		pend.Release()
+		close(released)
+	}()
+	if res == nil {
+		return released
+	}
+	if m != nil {
+		res.Changes = &Changes{Summary: m.Summary, UndoID: m.ID}
+		res.Warnings = append(res.Warnings, m.Warnings...)
+		var during []string
+		for _, e := range m.Entries {
+			if e.HostChanged {
+				during = append(during, e.Path)
+			}
+		}
+		if len(during) > 0 {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("changed in the workspace while the run went on, and replaced by the run: %s (the versions replaced are kept: forgebox undo %s)", strings.Join(during, ", "), m.ID))
+		}
+	}
+	if err != nil {
+		res.Warnings = append(res.Warnings, fmt.Sprintf("carrying the run's changes into the workspace: %v", err))
+	}
+	if m != nil && m.ID != "" {
+		// The store stays within its bounds (forgebox undo --limit).
+		if _, err := p.undoStore.MaybePrune(time.Now()); err != nil {
+			res.Warnings = append(res.Warnings, fmt.Sprintf("pruning the undo store: %v", err))
+		}
+	}
+	return released
+}
+
+// displayCommand is the command as a record shows it.
+func displayCommand(s Spec) string {
+	if s.Command != "" {
+		return s.Command
+	}
+	return strings.Join(s.Argv, " ")
+}

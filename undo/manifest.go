@@ -1,0 +1,166 @@
+package undo
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Kinds of record.
+const (
+	KindRun  = "run"  // a sandboxed run's changes
+	KindUndo = "undo" // what an undo changed (undoing it redoes the run)
+)
+
+// Ops of an entry.
+const (
+	OpCreated  = "created"
+	OpModified = "modified" // replaced: Before is kept in the record
+	OpDeleted  = "deleted"
+	OpMode     = "mode" // a directory that stayed, with another mode
+)
+
+// Node is what a path was or became.
+type Node struct {
+	Type   string `json:"type"` // file, dir, symlink, other
+	Mode   uint32 `json:"mode"` // permission bits (and setuid, setgid, sticky)
+	Size   int64  `json:"size"`
+	Mtime  int64  `json:"mtime_ns"`
+	Ctime  int64  `json:"ctime_ns,omitempty"`
+	Ino    uint64 `json:"ino,omitempty"`
+	Target string `json:"target,omitempty"` // a symlink's
+	// Files is, for a directory kept in a record, how many files (all
+	// but directories) it holds.
+	Files int `json:"files,omitempty"`
+}
+
+// Entry is one path the run changed.
+type Entry struct {
+	Path string `json:"path"` // relative to the workspace, slash-separated
+	Op   string `json:"op"`
+	// Sub: the path lies inside a directory the run created or replaced
+	// (the entry that moved it). It is checked before an undo and moves
+	// with that directory.
+	Sub    bool  `json:"sub,omitempty"`
+	Before *Node `json:"before,omitempty"`
+	After  *Node `json:"after,omitempty"`
+	// HostChanged: the workspace's entry changed while the run went on
+	// (the person, or another run, wrote it): that version is the one in
+	// the record.
+	HostChanged bool `json:"host_changed,omitempty"`
+}
+
+// Summary counts what a record changed. Files are everything but
+// directories; a deleted or replaced directory counts the files it held.
+type Summary struct {
+	Created  int   `json:"created"`
+	Modified int   `json:"modified"`
+	Deleted  int   `json:"deleted"`
+	Bytes    int64 `json:"bytes"` // written: the size of the files created or modified
+}
+
+// Changed reports whether anything changed.
+func (s Summary) Changed() bool { return s.Created+s.Modified+s.Deleted > 0 }
+
+func (s Summary) String() string {
+	return fmt.Sprintf("%d created, %d modified, %d deleted, %s written", s.Created, s.Modified, s.Deleted, Bytes(s.Bytes))
+}
+
+// Bytes renders a size for people.
+func Bytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// Manifest is a record: one run's (or one undo's) changes to a workspace.
+type Manifest struct {
+	ID        string    `json:"id"`
+	Kind      string    `json:"kind"`
+	Workspace string    `json:"workspace"`
+	Command   string    `json:"command,omitempty"`
+	Start     time.Time `json:"start"`
+	End       time.Time `json:"end"`
+	Entries   []Entry   `json:"entries"`
+	Summary   Summary   `json:"summary"`
+	// Kept is the size of what the record keeps (before/).
+	Kept int64 `json:"kept_bytes"`
+	// HistoryKey names the run in forgebox's history, when recorded.
+	HistoryKey string `json:"history_key,omitempty"`
+	// UndoOf is the record an undo took back; UndoneBy the undo that took
+	// this one back.
+	UndoOf   string   `json:"undo_of,omitempty"`
+	UndoneBy string   `json:"undone_by,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
+
+	dir string
+}
+
+// Dir is the record's directory.
+func (m *Manifest) Dir() string { return m.dir }
+
+const manifestName = "manifest.json"
+
+func readManifest(dir string) (*Manifest, error) {
+	b, err := os.ReadFile(filepath.Join(dir, manifestName))
+	if err != nil {
+		return nil, err
+	}
+	var m Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("read undo record %s: %w", dir, err)
+	}
+	m.dir = dir
+	return &m, nil
+}
+
+// write replaces the manifest through a temporary file: a record is
+// either the old or the new one, never half of either.
+func (m *Manifest) write() error {
+	b, err := json.MarshalIndent(m, "", " ")
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(m.dir, manifestName+".tmp")
+	if err := os.WriteFile(tmp, b, 0o600); err != nil {
+		return fmt.Errorf("write undo record: %w", err)
+	}
+	if err := os.Rename(tmp, filepath.Join(m.dir, manifestName)); err != nil {
+		return fmt.Errorf("write undo record: %w", err)
+	}
+	return nil
+}
+
+// summarize counts the entries.
+func (m *Manifest) summarize() {
+	var s Summary
+	for _, e := range m.Entries {
+		if e.Op == OpMode {
+			continue
+		}
+		switch {
+		case e.Before == nil:
+		case e.Before.Type == "dir":
+			s.Deleted += e.Before.Files
+		case e.After != nil && e.After.Type != "dir":
+			s.Modified++
+		default:
+			s.Deleted++
+		}
+		if e.After != nil && e.After.Type != "dir" {
+			if e.Before == nil || e.Before.Type == "dir" {
+				s.Created++
+			}
+			s.Bytes += e.After.Size
+		}
+	}
+	m.Summary = s
+}

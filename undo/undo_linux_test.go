@@ -1,0 +1,227 @@
+package undo
+
+import (
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// hashTree is every entry's path, type, mode, content and link target.
+func hashTree(t *testing.T, dir string) string {
+	t.Helper()
+	h := sha256.New()
+	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		info, _ := d.Info()
+		fmt.Fprintf(h, "%s %v", rel, info.Mode())
+		switch {
+		case d.Type()&fs.ModeSymlink != 0:
+			l, _ := os.Readlink(p)
+			fmt.Fprintf(h, " -> %s", l)
+		case d.Type().IsRegular():
+			b, _ := os.ReadFile(p)
+			fmt.Fprintf(h, " %x", sha256.Sum256(b))
+		}
+		h.Write([]byte{'\n'})
+		return nil
+	})
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+func write(t testing.TB, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// An upper layer as overlay leaves it (a new file, a rewritten one, a
+// whiteout, an opaque directory, a new directory, a mode change) is
+// committed and undone byte-exactly; the undo of the undo redoes it.
+func TestCommitAndUndo(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("whiteouts (character devices 0/0) need CAP_MKNOD: run as root")
+	}
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	store := StoreFor(filepath.Join(root, "state"))
+	write(t, filepath.Join(ws, "a.txt"), "a\n")
+	write(t, filepath.Join(ws, "gone.txt"), "gone\n")
+	write(t, filepath.Join(ws, "dir/x"), "x\n")
+	write(t, filepath.Join(ws, "dir/y"), "y\n")
+	write(t, filepath.Join(ws, "keep/k"), "k\n")
+	os.Symlink("a.txt", filepath.Join(ws, "link"))
+	before := hashTree(t, ws)
+
+	p, err := store.Begin(ws, "test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	up := p.Upper()
+	write(t, filepath.Join(up, "a.txt"), "A\n")
+	write(t, filepath.Join(up, "new/deep/n"), "n\n")
+	if err := unix.Mknod(filepath.Join(up, "gone.txt"), unix.S_IFCHR, 0); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(up, "dir/z"), "z\n")
+	if err := unix.Setxattr(filepath.Join(up, "dir"), "user.overlay.opaque", []byte("y"), 0); err != nil {
+		t.Skipf("user xattrs: %v", err)
+	}
+	os.Mkdir(filepath.Join(up, "keep"), 0o700)
+	m, err := p.Commit(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := m.Summary, (Summary{Created: 2, Modified: 1, Deleted: 3, Bytes: 6}); got != want {
+		t.Errorf("summary %+v, want %+v", got, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "a.txt")); string(b) != "A\n" {
+		t.Fatalf("a.txt after commit: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "dir/x")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the opaque dir kept the workspace's dir/x: %v", err)
+	}
+	if n, _ := unix.Lgetxattr(filepath.Join(ws, "dir"), "user.overlay.opaque", make([]byte, 4)); n > 0 {
+		t.Error("overlay's xattr reached the workspace")
+	}
+	after := hashTree(t, ws)
+
+	// A later change is refused, then forced.
+	write(t, filepath.Join(ws, "new/deep/n"), "later\n")
+	if _, err := store.Undo(m, false, time.Now()); !errors.As(err, new(*ConflictError)) {
+		t.Fatalf("undo over a later change: %v, want a ConflictError", err)
+	}
+	write(t, filepath.Join(ws, "new/deep/n"), "n\n") // a new inode: still a conflict
+	u, err := store.Undo(m, true, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hashTree(t, ws); got != before {
+		t.Fatal("the workspace after undo differs from before the run")
+	}
+	if _, err := store.Undo(u, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := hashTree(t, ws); got != after {
+		t.Fatal("undoing the undo did not redo the run")
+	}
+}
+
+// Check refuses a store inside the workspace and changes nothing.
+func TestCheckStoreInsideWorkspace(t *testing.T) {
+	ws := t.TempDir()
+	s := StoreFor(filepath.Join(ws, "state", "forgebox"))
+	if err := s.Check(ws); !errors.Is(err, ErrUnavailable) {
+		t.Fatalf("Check = %v, want ErrUnavailable", err)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "state")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("Check made the store's directories: %v", err)
+	}
+}
+
+// A directory of the workspace that is a symlink when the commit gets to
+// it is replaced, never followed: nothing moves outside the workspace. And
+// the directories a commit renames in are opened without following a
+// symlink (what closes the race between its lstat and its rename).
+func TestCommitNeverFollowsSymlinks(t *testing.T) {
+	root := t.TempDir()
+	ws, outside := filepath.Join(root, "ws"), filepath.Join(root, "outside")
+	store := StoreFor(filepath.Join(root, "state"))
+	write(t, filepath.Join(ws, "sub/f"), "old\n")
+	write(t, filepath.Join(outside, "f"), "outside\n")
+	p, err := store.Begin(ws, "test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(p.Upper(), "sub/f"), "new\n")
+	write(t, filepath.Join(p.Upper(), "sub/g"), "new\n")
+	if err := os.RemoveAll(filepath.Join(ws, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(ws, "sub")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Commit(time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(outside, "f")); string(b) != "outside\n" {
+		t.Errorf("outside/f = %q: the commit wrote outside the workspace", b)
+	}
+	if _, err := os.Lstat(filepath.Join(outside, "g")); err == nil {
+		t.Error("the commit created outside/g")
+	}
+	if st, err := os.Lstat(filepath.Join(ws, "sub")); err != nil || !st.IsDir() {
+		t.Errorf("ws/sub after the commit: %v %v; want the run's directory", st, err)
+	}
+	os.RemoveAll(filepath.Join(ws, "sub"))
+	os.Symlink(outside, filepath.Join(ws, "sub"))
+	d, err := openHostDirs(ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.close()
+	if p, err := d.path("sub/f"); err == nil {
+		t.Errorf("path(sub/f) through a symlink = %s; want an error", p)
+	}
+}
+
+// A repository's .git/index that changed after the run (any git status
+// rewrites it) does not stop the undo: it is overwritten, and the version
+// it replaces is kept in the undo's record.
+func TestUndoOverwritesGitIndex(t *testing.T) {
+	root := t.TempDir()
+	ws := filepath.Join(root, "ws")
+	store := StoreFor(filepath.Join(root, "state"))
+	write(t, filepath.Join(ws, ".git/index"), "before\n")
+	write(t, filepath.Join(ws, "a"), "a\n")
+	p, err := store.Begin(ws, "test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(p.Upper(), ".git/index"), "run\n")
+	write(t, filepath.Join(p.Upper(), "a"), "A\n")
+	m, err := p.Commit(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, ".git/index"), "refreshed\n")
+	_, cf, err := store.Plan(m)
+	if err != nil || len(cf) != 1 || !cf[0].Kept || len(Blocking(cf)) != 0 {
+		t.Fatalf("Plan: %+v %v; want one kept conflict on .git/index", cf, err)
+	}
+	u, err := store.Undo(m, false, time.Now())
+	if err != nil {
+		t.Fatalf("undo over a refreshed .git/index: %v", err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, ".git/index")); string(b) != "before\n" {
+		t.Fatalf(".git/index after undo = %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(u.Dir(), "before", ".git/index")); string(b) != "refreshed\n" {
+		t.Fatalf("the undo's record holds .git/index %q; want the refreshed one", b)
+	}
+	// Another path changed since still refuses.
+	if _, err := store.Undo(u, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(ws, "a"), "person\n")
+	last, _ := store.Last(ws)
+	if last == nil {
+		t.Fatal("no record left to undo")
+	}
+	if _, err := store.Undo(last, false, time.Now()); !errors.As(err, new(*ConflictError)) {
+		t.Fatalf("undo over the person's a: %v, want a ConflictError", err)
+	}
+}
