@@ -85,6 +85,9 @@ func main() {
 		launchBench(ws, bin, *baseline, *n, *user, *load)
 		breakdown(ws, bin, 50)
 	}
+	if *undoOn {
+		undoBench(bin, *undoN, *undoFiles)
+	}
 
 	if *tp {
 		fmt.Printf("\nthroughput, %d MiB of output read from a pipe, median of %d interleaved rounds\n", *size>>20, *rounds)

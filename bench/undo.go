@@ -12,12 +12,12 @@ import (
 
 // The undo figures (issue 22): what keeping a run undoable costs on a
 // workspace of 100,000 files, with nothing changed and with 1,000 files
-// changed, in interleaved pairs with --no-undo. main calls undoBench when
-// -undo is given:
+// changed, in interleaved pairs with --no-undo; make bench runs it
+// (-undo=false skips it):
 //
-//	go run ./bench -forgebox bin/forgebox -undo [-undo-n 40] [-undo-files 100000]
+//	go run ./bench -forgebox bin/forgebox [-undo-n 40] [-undo-files 100000]
 var (
-	undoOn    = flag.Bool("undo", false, "measure undo's cost on a 100,000-file workspace (nothing changed, 1,000 files changed) against --no-undo")
+	undoOn    = flag.Bool("undo", true, "measure undo's cost on a 100,000-file workspace (nothing changed, 1,000 files changed) against --no-undo")
 	undoN     = flag.Int("undo-n", 40, "interleaved pairs per undo figure")
 	undoFiles = flag.Int("undo-files", 100000, "files in the undo bench's workspace")
 )
