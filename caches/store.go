@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/forgebox/forgebox/rmtree"
 )
 
 // Root is where the private caches live, given forgebox's state directory.
@@ -298,29 +300,10 @@ func cmpOr(a, b string) string {
 // ErrBusy is returned when a run is using the caches to be removed.
 var ErrBusy = errors.New("a run is using these caches")
 
-// removeTree removes dir and everything beneath it, making directories
-// writable on the way: Go's module cache is read-only by design, and
-// overlay's work directory is mode 0.
+// removeTree removes a workspace's private cache (rmtree: Go's module
+// cache is read-only by design, and overlay's work directory is mode 0).
 func removeTree(dir string) error {
-	if err := os.RemoveAll(dir); err == nil {
-		return nil
-	}
-	filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			os.Chmod(p, 0o700)
-		}
-		if err != nil && d != nil && d.IsDir() {
-			// Unreadable before the chmod: walk it again now.
-			return filepath.WalkDir(p, func(q string, e fs.DirEntry, _ error) error {
-				if e != nil && e.IsDir() {
-					os.Chmod(q, 0o700)
-				}
-				return nil
-			})
-		}
-		return nil
-	})
-	if err := os.RemoveAll(dir); err != nil {
+	if err := rmtree.All(dir); err != nil {
 		return fmt.Errorf("remove private cache: %w", err)
 	}
 	return nil

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forgebox/forgebox/rmtree"
 	"golang.org/x/sys/unix"
 )
 
@@ -127,14 +128,14 @@ func modeBits(m uint32) os.FileMode {
 // committed; it does nothing otherwise.
 func (p *Pending) Release() {
 	if p.empty {
-		removeAll(p.dir)
+		rmtree.All(p.dir)
 		p.empty = false
 	}
 }
 
 // Discard drops the record unused (the overlay was not mounted).
 func (p *Pending) Discard() {
-	removeAll(p.dir)
+	rmtree.All(p.dir)
 	if p.held != nil {
 		p.held.Close()
 		p.held = nil
@@ -217,7 +218,7 @@ func (p *Pending) Commit(end time.Time) (*Manifest, error) {
 		if err := os.Rename(p.Upper(), filepath.Join(p.dir, "before")); err != nil {
 			cerr = err
 		}
-		removeAll(filepath.Join(p.dir, "work"))
+		rmtree.All(filepath.Join(p.dir, "work"))
 	}
 	m.Kept = c.kept
 	if err := m.write(); err != nil {

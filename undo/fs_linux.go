@@ -3,7 +3,6 @@ package undo
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -119,33 +118,6 @@ func stripOverlay(p string) error {
 		}
 	}
 	return nil
-}
-
-// removeAll removes a tree, making its directories writable and
-// searchable first where needed (overlay leaves its work directory mode 0).
-func removeAll(p string) error {
-	if err := os.RemoveAll(p); err == nil {
-		return nil
-	}
-	filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			os.Chmod(q, 0o700)
-		}
-		if err != nil && d != nil && d.IsDir() {
-			os.Chmod(q, 0o700)
-			return nil
-		}
-		return nil
-	})
-	// The walk could not enter a mode-0 directory before it was made
-	// searchable: one more pass reaches what it held.
-	filepath.WalkDir(p, func(q string, d fs.DirEntry, err error) error {
-		if d != nil && d.IsDir() {
-			os.Chmod(q, 0o700)
-		}
-		return nil
-	})
-	return os.RemoveAll(p)
 }
 
 // move renames from to to, making to's parent directories first.

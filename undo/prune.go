@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/forgebox/forgebox/rmtree"
 )
 
 // Limits bound the store: records older than MaxAge go, then the oldest
@@ -132,7 +134,7 @@ func (s Store) Prune(now time.Time) ([]string, error) {
 		if now.Sub(m.End) <= l.MaxAge && total <= l.MaxBytes {
 			break
 		}
-		if err := removeAll(m.dir); err != nil {
+		if err := rmtree.All(m.dir); err != nil {
 			return removed, err
 		}
 		total -= m.Kept
@@ -144,7 +146,7 @@ func (s Store) Prune(now time.Time) ([]string, error) {
 		for _, n := range names {
 			p := filepath.Join(s.Root, d, n)
 			if st, err := os.Lstat(p); err == nil && strings.HasPrefix(n, tmpPrefix) && now.Sub(st.ModTime()) > 24*time.Hour {
-				removeAll(p)
+				rmtree.All(p)
 			}
 		}
 	}

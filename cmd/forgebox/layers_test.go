@@ -43,6 +43,7 @@ var layers = map[string][]string{
 	"shellquote": nil,
 	"pathtree":   nil,
 	"gitkeys":    nil,
+	"rmtree":     nil,
 
 	"bench":                {"integration/everyday", "bench/pairs"}, // drives the built binary from outside
 	"bench/pairs":          nil,                                     // interleaved pairs of commands, for the bench and the launch budget
@@ -55,9 +56,9 @@ var layers = map[string][]string{
 }
 
 // base are tiny leaves of one idea each (shell quoting, lexical path
-// containment, the Git config key rule) that every package may import: they import nothing of
+// containment, the Git config key rule, removing a tree its modes protect) that every package may import: they import nothing of
 // forgebox's themselves.
-var base = []string{"shellquote", "pathtree", "gitkeys"}
+var base = []string{"shellquote", "pathtree", "gitkeys", "rmtree"}
 
 // testLayers are the edges only a package's tests may add on top of
 // layers. Each is a test that checks a leaf against the sandbox's own
