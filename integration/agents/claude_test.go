@@ -28,7 +28,7 @@ func TestClaudeCodeMCP(t *testing.T) {
 	forEachMode(t, func(t *testing.T, sc *scratch) {
 		s := newStandin(t, anthropic{}, shellScript(sc)...)
 		ctx := context.Background()
-		if r := sc.run(ctx, claude, claudeEnv(s), "mcp", "add", "forgebox", "--", forgebox, "serve", "--workspace", sc.ws); r.code != 0 {
+		if r := sc.run(ctx, claude, claudeEnv(s), "mcp", "add", "forgebox", "--", forgebox, "serve", "--workspace", sc.ws, "--no-undo"); r.code != 0 {
 			t.Fatalf("claude mcp add: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		r := sc.run(ctx, claude, claudeEnv(s), "-p", "run the commands", "--output-format", "json", "--allowedTools", "mcp__forgebox")

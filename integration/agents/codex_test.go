@@ -28,7 +28,7 @@ env_key = "STANDIN_API_KEY"
 
 [mcp_servers.forgebox]
 command = %q
-args = ["serve", "--workspace", %q]
+args = ["serve", "--workspace", %q, "--no-undo"]
 # forgebox judges every command itself; Codex's own approval of each MCP
 # call would ask a person (and codex exec, with no one to ask, refuses).
 default_tools_approval_mode = "approve"

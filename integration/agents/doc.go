@@ -9,4 +9,10 @@
 // installs them) unless FORGEBOX_REQUIRE_AGENTS=1, which .ci/run sets.
 // They prove that the clients reach forgebox's tools and hook and forward
 // its results; they do not prove anything about the clients' own tools.
+//
+// The servers run with --no-undo: the approval scenarios need a command
+// the person is asked about every time (git reset --hard on uncommitted
+// work), and with undo the judge lets that one through, since forgebox
+// undo can take it back (integration/undo_linux_test.go covers undo
+// through MCP).
 package agents

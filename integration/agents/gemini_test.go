@@ -47,7 +47,7 @@ func TestGeminiCLIMCP(t *testing.T) {
 		geminiSettings(t, sc)
 		s := newStandin(t, geminiAPI{}, shellScript(sc)...)
 		ctx := context.Background()
-		if r := sc.run(ctx, gemini, geminiEnv(s), "mcp", "add", "--trust", "forgebox", forgebox, "serve", "--workspace", sc.ws); r.code != 0 {
+		if r := sc.run(ctx, gemini, geminiEnv(s), "mcp", "add", "--trust", "forgebox", forgebox, "serve", "--workspace", sc.ws, "--no-undo"); r.code != 0 {
 			t.Fatalf("gemini mcp add: exit %d\n%s%s", r.code, r.stdout, r.stderr)
 		}
 		if _, err := os.Stat(filepath.Join(sc.ws, ".gemini", "settings.json")); err != nil {

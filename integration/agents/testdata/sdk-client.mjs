@@ -23,7 +23,7 @@ client.setRequestHandler(ElicitRequestSchema, async (req) => {
   if (answer === "decline") return { action: "decline" };
   return { action: "accept", content: { answer } };
 });
-const transport = new StdioClientTransport({ command: forgebox, args: ["serve", "--workspace", workspace], stderr: "inherit" });
+const transport = new StdioClientTransport({ command: forgebox, args: ["serve", "--workspace", workspace, "--no-undo"], stderr: "inherit" });
 await client.connect(transport);
 const out = { server: client.getServerVersion(), protocol: transport.protocolVersion ?? null, tools: [], calls: [], asked };
 out.tools = (await client.listTools()).tools.map((t) => t.name);
