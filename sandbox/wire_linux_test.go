@@ -100,7 +100,7 @@ func TestWireNamesMatchC(t *testing.T) {
 	// see; a new or renamed step in C must be added here on purpose.
 	steps := []string{"capabilities", "cgroup", "cwd", "exec", "fds", "hostname", "landlock", "loopback",
 		"mounts", "namespaces", "network proxy", "no-new-privs", "rlimits", "seccomp", "session", "spec",
-		"start", "terminal"}
+		"start", "terminal", "undo"}
 	got := cSteps(t)
 	if !slices.Equal(got, steps) {
 		t.Errorf("steps the C child reports = %q, want %q", got, steps)
