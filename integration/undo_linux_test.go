@@ -258,7 +258,9 @@ func TestUndoUnavailableSaysWhy(t *testing.T) {
 	})
 }
 
-// Through MCP: the destructive commands run unasked (contained, undoable),
+// Through MCP: the destructive commands of issue 22 (rm -rf, git reset
+// --hard, git clean -fdx, git checkout -- ., a truncating redirect, a
+// rename storm) run unasked (contained, undoable),
 // their results carry the changes, and the undo tool takes back the
 // server's own commands byte-exactly; a command the server did not run is
 // the person's to undo.
@@ -281,7 +283,12 @@ func TestUndoThroughMCP(t *testing.T) {
 		e.undoProject()
 		e.judged = true
 		c := e.serveMCP(nil)
-		for _, line := range []string{"rm -rf src", "git reset -q --hard", "git clean -fdxq"} {
+		for _, line := range []string{"rm -rf src", "git reset -q --hard", "git clean -fdxq", "git checkout -q -- .",
+			": > src/main.c; : > README", // a truncating redirect
+			// A rename storm (named paths: a loop's $f is a path the judge
+			// cannot see, and asks about).
+			"mv README README.moved; mv notes.txt notes.moved; mv run.sh run.moved; mv src src2; mv main-link link2; mkdir -p new/deep && mv src2/lib new/deep/; rm .gitignore; echo x > .gitignore",
+		} {
 			before := treeHash(t, e.ws)
 			var out mcpOut
 			_, text := c.call("run_shell_command", map[string]any{"command": line}, &out)
