@@ -56,6 +56,16 @@ func Containment(spec sandbox.Spec) policy.Containment {
 	return policy.Containment{Contained: true, How: "the sandbox", PrivateTmp: private, Undo: undo}
 }
 
+// OnTerminal is spec as a run on a terminal has it (run --pty, an MCP
+// shell session, forgebox shell): such a run shows its changes as it makes
+// them (an editor, a dev server), which the undo overlay would hold back
+// until it ends, so it keeps no undo. The one place that says so, for the
+// run and for the judge of a session's commands.
+func OnTerminal(spec sandbox.Spec) sandbox.Spec {
+	spec.Undo = false
+	return spec
+}
+
 // Unsandboxed is the containment of a command forgebox judges but does not
 // run: the Claude Code hook without --wrap lets Claude Code run it as it is.
 var Unsandboxed = policy.Containment{How: "it runs outside forgebox's sandbox"}

@@ -91,10 +91,7 @@ func (e env) run(args []string) int {
 	}
 	pty := f.pty || (!f.noPTY && !f.jsonOut && term.IsTerminal(int(e.stdin.Fd())))
 	if pty {
-		// An interactive run (an editor, a shell, a dev server) shows
-		// its changes as it makes them: the overlay would hold them back
-		// until it ends. The judge sees the run without undo.
-		spec.Undo = false
+		spec = runner.OnTerminal(spec) // before the judge sees it: no undo
 	}
 	req := f.request(spec, h)
 	req.History.Args = recordedArgs(fs, args, spec.Dir)

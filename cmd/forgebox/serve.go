@@ -258,6 +258,9 @@ type serveBackend struct {
 	workspace string
 	session   string
 	pol       runner.PolicyOptions
+	// onTerminal is what a shell session's commands run in: the server's
+	// sandbox on a terminal (runner.OnTerminal).
+	onTerminal policy.Containment
 	// rf are the server's run flags: every command's sandbox.
 	rf runFlags
 
@@ -294,7 +297,8 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 	}
 	spec.Workspace = ctx.Workspace
 	b := &serveBackend{exe: exe, forward: sf.forward, rf: rf, workspace: ctx.Workspace, session: sid,
-		pol: runner.PolicyOptions{File: rf.pol.File, Workspace: ctx.Workspace, Session: sid, Sandbox: runner.Containment(spec)}}
+		pol:        runner.PolicyOptions{File: rf.pol.File, Workspace: ctx.Workspace, Session: sid, Sandbox: runner.Containment(spec)},
+		onTerminal: runner.Containment(runner.OnTerminal(spec))}
 	if !slices.ContainsFunc(b.forward, func(a string) bool { return strings.HasPrefix(a, "--workspace=") }) {
 		b.forward = append(b.forward, "--workspace="+ctx.Workspace)
 	}
@@ -478,11 +482,11 @@ func (b *serveBackend) judge(t agent.Target) (*runner.Judge, error) {
 }
 
 // policyFor is the judge's options for a command: a shell session's runs
-// on a terminal, without undo.
+// on a terminal (runner.OnTerminal).
 func (b *serveBackend) policyFor(t agent.Target) runner.PolicyOptions {
 	pol := b.pol
 	if t.Session {
-		pol.Sandbox.Undo = false
+		pol.Sandbox = b.onTerminal
 	}
 	return pol
 }
