@@ -18,9 +18,6 @@ type judge struct {
 	layer    int
 	findings []layered
 	writes   []Write
-	// sqliteInWorkspace: the database sqlite3 opens is a file of the
-	// workspace.
-	sqliteInWorkspace bool
 }
 
 type layered struct {

@@ -39,7 +39,7 @@ func judgePsql(j *judge, c *Command) {
 	for _, o := range s.opts {
 		switch {
 		case o.short == 'c' || o.long == "command":
-			j.sql("psql", o.val, !o.dynamic, "psql")
+			j.sql("psql", o.val, !o.dynamic, "psql", false)
 			queried = true
 		case (o.short == 'f' || o.long == "file") && o.val != "-":
 			j.add(Caution, 3, "psql runs the SQL in %s", o.val)
@@ -47,7 +47,7 @@ func judgePsql(j *judge, c *Command) {
 		}
 	}
 	if !queried {
-		j.dbInput(c, "psql", func(text string, static bool) { j.sql("psql", text, static, "psql") })
+		j.dbInput(c, "psql", func(text string, static bool) { j.sql("psql", text, static, "psql", false) })
 	}
 }
 
@@ -77,7 +77,7 @@ func judgeMysql(j *judge, c *Command) {
 	queried := false
 	for _, o := range s.opts {
 		if o.short == 'e' || o.long == "execute" || o.long == "init-command" {
-			j.sql(c.Name, o.val, !o.dynamic, "mysql")
+			j.sql(c.Name, o.val, !o.dynamic, "mysql", false)
 			queried = true
 		}
 	}
@@ -86,7 +86,7 @@ func judgeMysql(j *judge, c *Command) {
 		return
 	}
 	if !queried {
-		j.dbInput(c, c.Name, func(text string, static bool) { j.sql(c.Name, text, static, "mysql") })
+		j.dbInput(c, c.Name, func(text string, static bool) { j.sql(c.Name, text, static, "mysql", false) })
 	}
 }
 
@@ -123,15 +123,12 @@ func judgeSqlite(j *judge, c *Command) {
 	if len(ops) > 1 {
 		cmds = append(cmds, joinArgs(ops[1:]))
 	}
-	if len(ops) > 0 {
-		p := j.place(ops[0])
-		j.sqliteInWorkspace = p == PlaceWorkspace || p == PlaceWorkspaceRoot
-	}
+	inWorkspace := len(ops) > 0 && j.inWorkspace(ops[:1])
 	for _, sql := range cmds {
-		j.sql("sqlite3", sql, allStatic(ops), "sqlite")
+		j.sql("sqlite3", sql, allStatic(ops), "sqlite", inWorkspace)
 	}
 	if len(ops) <= 1 {
-		j.dbInput(c, "sqlite3", func(text string, static bool) { j.sql("sqlite3", text, static, "sqlite") })
+		j.dbInput(c, "sqlite3", func(text string, static bool) { j.sql("sqlite3", text, static, "sqlite", inWorkspace) })
 	}
 }
 

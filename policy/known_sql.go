@@ -13,7 +13,8 @@ const (
 
 // sql judges SQL text for a client: its meta-commands (psql's \!,
 // sqlite's .shell) first, then each statement; it records the worst.
-func (j *judge) sql(tool, text string, static bool, dialect string) {
+// inWorkspace: the database is a file of the workspace (sqlite3's).
+func (j *judge) sql(tool, text string, static bool, dialect string, inWorkspace bool) {
 	if !static {
 		j.add(Caution, 5, "%s runs SQL computed at run time", tool)
 	}
@@ -59,7 +60,7 @@ func (j *judge) sql(tool, text string, static bool, dialect string) {
 	case dialect == "sqlite":
 		// A database file: in the workspace, its content is the
 		// workspace's (undo keeps it).
-		j.findings[len(j.findings)-1].Undoable = j.sqliteInWorkspace
+		j.findings[len(j.findings)-1].Undoable = inWorkspace
 	default:
 		// A server: over the network or a socket, both outside the
 		// default sandbox.
