@@ -11,6 +11,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // treeHash proves a tree byte-exact: every entry's path, type, mode and
@@ -386,6 +387,57 @@ func TestUndoRequiredFailsClosed(t *testing.T) {
 		}
 		if b, err := os.ReadFile(filepath.Join(e.ws, "second.txt")); err != nil || string(b) != "second\n" {
 			t.Errorf("second.txt: %q %v", b, err)
+		}
+	})
+}
+
+// A run whose forgebox is killed (SIGKILL: no commit after the tree) leaves
+// its changes in its pending record, out of the workspace; the next run in
+// the workspace carries them in, says so, and keeps them undoable, so
+// nothing the killed run wrote is lost and nothing of the workspace is.
+func TestUndoRecoversAKilledRun(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.write(filepath.Join(e.ws, "a.txt"), "a\n")
+		before := treeHash(t, e.ws)
+		r := e.start([]string{"run", "-c", "echo killed > a.txt; echo new > b.txt; sleep 60"})
+		store := filepath.Join(e.stateHome(), "forgebox", "undo")
+		var upper string
+		if !waitFor(10*time.Second, func() bool {
+			m, _ := filepath.Glob(filepath.Join(store, "*", "*", "upper", "b.txt"))
+			if len(m) == 1 {
+				upper = filepath.Dir(m[0])
+			}
+			return upper != "" || r.exited()
+		}) || upper == "" {
+			t.Fatalf("the run's changes never showed in its pending record under %s\nstderr: %s", store, r.stderr)
+		}
+		if treeHash(t, e.ws) != before {
+			t.Fatal("the workspace changed while the run went on")
+		}
+		r.signal(t, syscall.SIGKILL)
+		r.wait(t, 10*time.Second)
+		if b, _ := os.ReadFile(filepath.Join(e.ws, "a.txt")); string(b) != "a\n" {
+			t.Fatalf("a.txt = %q after the kill; the killed run's changes are committed only by the next run", b)
+		}
+		out := e.undoRun("echo next > c.txt")
+		if !strings.Contains(strings.Join(out.Warnings, "\n"), "earlier run") {
+			t.Errorf("the next run does not say it carried in an earlier run's changes: %v", out.Warnings)
+		}
+		for name, want := range map[string]string{"a.txt": "killed\n", "b.txt": "new\n", "c.txt": "next\n"} {
+			if b, _ := os.ReadFile(filepath.Join(e.ws, name)); string(b) != want {
+				t.Errorf("%s = %q, want %q", name, b, want)
+			}
+		}
+		// Undo the next run, then the recovered one: the workspace is as
+		// it was before the killed run.
+		if r := e.run([]string{"undo"}); r.code != 0 {
+			t.Fatalf("undo of the next run: %d %s", r.code, r.stderr)
+		}
+		if r := e.run([]string{"undo"}); r.code != 0 {
+			t.Fatalf("undo of the recovered run: %d %s", r.code, r.stderr)
+		}
+		if got := treeHash(t, e.ws); got != before {
+			t.Errorf("after undoing both runs the workspace is %s, want %s", got, before)
 		}
 	})
 }
