@@ -53,7 +53,9 @@ func TestCompare(t *testing.T) {
 	if err != nil {
 		t.Skip("no sleep(1) to run")
 	}
-	r, err := Compare(4, 1, Cmd{Argv: []string{sleep, "0.02"}}, Cmd{Argv: []string{tr}})
+	// sleep 0.3 against true: far enough apart that a busy machine (true
+	// took 22 ms under load once, against a 20 ms sleep) cannot swap them.
+	r, err := Compare(4, 1, Cmd{Argv: []string{sleep, "0.3"}}, Cmd{Argv: []string{tr}})
 	if err != nil {
 		t.Fatalf("Compare: %v", err)
 	}
@@ -61,8 +63,8 @@ func TestCompare(t *testing.T) {
 		t.Fatalf("Compare(4, 1) kept %d and %d samples, want 4 and 4", len(r.A), len(r.B))
 	}
 	for i := range r.A {
-		if r.A[i].Wall < 20 || r.B[i].Wall >= 20 {
-			t.Errorf("pair %d: sleep 0.02 took %v ms, true %v ms: the columns are mixed up", i, r.A[i].Wall, r.B[i].Wall)
+		if r.A[i].Wall < 300 || r.B[i].Wall >= r.A[i].Wall {
+			t.Errorf("pair %d: sleep 0.3 took %v ms, true %v ms: the columns are mixed up", i, r.A[i].Wall, r.B[i].Wall)
 		}
 	}
 	if _, err := Compare(1, 0, Cmd{Argv: []string{tr}}, Cmd{Argv: []string{"false"}}); err == nil {
