@@ -441,3 +441,133 @@ func TestUndoRecoversAKilledRun(t *testing.T) {
 		}
 	})
 }
+
+// The --rw paths are kept by undo beside the workspace: the destructive
+// commands of issue 22 run on a --rw directory (and the workspace) are
+// undone byte-exactly from the CLI and through MCP; the refusal over a
+// later change names the --rw path absolutely and changes nothing; and a
+// --rw path the store cannot hold (another file system) runs without
+// undo, saying so, while the workspace keeps its own.
+func TestUndoRwPaths(t *testing.T) {
+	type rwResult struct {
+		undoResult
+		Enforced struct {
+			Undo   bool     `json:"undo"`
+			UndoRw []string `json:"undo_rw"`
+		} `json:"enforced"`
+	}
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.undoProject()
+		rw := filepath.Join(e.dir, "shared")
+		e.write(filepath.Join(rw, "lib/a.c"), "int a;\n")
+		e.write(filepath.Join(rw, "lib/deep/b.c"), "int b;\n")
+		e.write(filepath.Join(rw, "data.db"), "rows\n")
+		e.write(filepath.Join(rw, "keep.txt"), "keep\n")
+		if err := os.Symlink("keep.txt", filepath.Join(rw, "link")); err != nil {
+			t.Fatal(err)
+		}
+		e.chown(filepath.Join(rw, "link"))
+		run := func(line string) rwResult {
+			t.Helper()
+			r := e.run([]string{"run", "--json", "--rw", rw, "-c", line})
+			var out rwResult
+			if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+				t.Fatalf("run %q: %v\n%s\n%s", line, err, r.stdout, r.stderr)
+			}
+			if out.ExitCode != 0 || !out.Enforced.Undo || len(out.Enforced.UndoRw) != 1 || out.Enforced.UndoRw[0] != rw || out.Changes == nil {
+				t.Fatalf("run %q: %+v; want it run with undo of the workspace and of %s\n%s", line, out, rw, r.stderr)
+			}
+			return out
+		}
+		for _, line := range []string{
+			"rm -rf " + rw + "/lib src",
+			": > " + rw + "/data.db; : > README",
+			"mv " + rw + "/keep.txt " + rw + "/kept.txt; mv " + rw + "/lib " + rw + "/lib2; ln -sf kept.txt " + rw + "/link; chmod 600 " + rw + "/data.db; mkdir " + rw + "/new; echo n > " + rw + "/new/n",
+			"cd " + rw + " && git init -q . && git add . && git -c user.name=t -c user.email=t@e commit -qm x && rm -rf lib && git reset -q --hard && git clean -fdxq",
+		} {
+			ws, shared := treeHash(t, e.ws), treeHash(t, rw)
+			out := run(line)
+			if treeHash(t, rw) == shared {
+				t.Fatalf("%q changed nothing in %s (%+v)", line, rw, *out.Changes)
+			}
+			if r := e.run([]string{"undo", "--dry-run"}); r.code != 0 || !strings.Contains(r.stdout, rw+"/") {
+				t.Fatalf("undo --dry-run after %q: %d %s %s; want the --rw path's changes named absolutely", line, r.code, r.stdout, r.stderr)
+			}
+			if r := e.run([]string{"undo"}); r.code != 0 {
+				t.Fatalf("undo of %q: %d %s %s", line, r.code, r.stdout, r.stderr)
+			}
+			if treeHash(t, e.ws) != ws || treeHash(t, rw) != shared {
+				t.Fatalf("after undo of %q the workspace or %s differs from before the run", line, rw)
+			}
+		}
+
+		// A later change in the --rw path: refused, named absolutely,
+		// nothing changed; --force restores it.
+		shared := treeHash(t, rw)
+		run("echo run > " + rw + "/data.db")
+		e.write(filepath.Join(rw, "data.db"), "the person's edit\n")
+		mid := treeHash(t, rw)
+		if r := e.run([]string{"undo"}); r.code != 1 || !strings.Contains(r.stderr, filepath.Join(rw, "data.db")) {
+			t.Fatalf("undo over a later change in --rw: %d %q; want a refusal naming %s", r.code, r.stderr, filepath.Join(rw, "data.db"))
+		}
+		if treeHash(t, rw) != mid {
+			t.Fatal("a refused undo changed the --rw path")
+		}
+		if r := e.run([]string{"undo", "--force"}); r.code != 0 || treeHash(t, rw) != shared {
+			t.Fatalf("undo --force: %d %s; or the --rw path is not as before the run", r.code, r.stderr)
+		}
+
+		// Through MCP: a server given --rw keeps it alike. The judge asks
+		// about removing a --rw path (undo counts for the workspace only):
+		// a rule lets it through, to test what the sandbox keeps.
+		e.write(filepath.Join(e.configHome(), "forgebox", "config.json"), `{"forgebox": {"rules": {"allow": [{"pattern": "*"}]}}}`)
+		c := e.serveMCP(nil, "--rw", rw)
+		ws := treeHash(t, e.ws)
+		var res struct {
+			Ran     bool `json:"ran"`
+			Changes *struct {
+				UndoID string `json:"undo_id"`
+			} `json:"changes"`
+		}
+		_, text := c.call("run_shell_command", map[string]any{"command": "rm -rf " + rw + "/lib; echo x > src/main.c"}, &res)
+		if !res.Ran || res.Changes == nil {
+			t.Fatalf("through MCP: %s", text)
+		}
+		if _, err := os.Stat(filepath.Join(rw, "lib")); err == nil {
+			t.Fatalf("through MCP the command did not remove %s/lib: %s", rw, text)
+		}
+		var u struct {
+			Undone bool `json:"undone"`
+		}
+		if _, text := c.call("undo", map[string]any{}, &u); !u.Undone {
+			t.Fatalf("the undo tool: %s", text)
+		}
+		if treeHash(t, e.ws) != ws || treeHash(t, rw) != shared {
+			t.Fatal("after the undo tool the workspace or the --rw path differs from before")
+		}
+
+		// Another file system: no undo for that path, said, and the run
+		// goes on (the workspace keeps its undo).
+		if os.Getuid() != 0 {
+			return // mounting a tmpfs needs the test run as root
+		}
+		other := filepath.Join(e.dir, "tmpfs")
+		e.mkdir(other)
+		if err := syscall.Mount("tmpfs", other, "tmpfs", 0, fmt.Sprintf("mode=0755,uid=%d,gid=%d", e.m.uid, e.m.gid)); err != nil {
+			t.Fatalf("mount a tmpfs: %v", err)
+		}
+		t.Cleanup(func() { syscall.Unmount(other, syscall.MNT_DETACH) })
+		r := e.run([]string{"run", "--json", "--rw", other, "-c", "echo x > " + other + "/f; echo y > README"})
+		var out rwResult
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatalf("%v: %s %s", err, r.stdout, r.stderr)
+		}
+		warn := strings.Join(out.Warnings, "\n")
+		if out.ExitCode != 0 || !out.Enforced.Undo || len(out.Enforced.UndoRw) != 0 || !strings.Contains(warn, "--rw "+other+" has no undo") || !strings.Contains(warn, "another file system") {
+			t.Fatalf("--rw on another file system: %+v; want the run, undo of the workspace only, and a warning naming %s", out, other)
+		}
+		if b, _ := os.ReadFile(filepath.Join(other, "f")); string(b) != "x\n" {
+			t.Fatalf("the run's write to %s: %q", other, b)
+		}
+	})
+}

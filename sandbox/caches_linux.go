@@ -190,7 +190,7 @@ func (p *prepared) cacheFallbacks(mask uint32, errno unix.Errno) []string {
 			continue
 		}
 		if i < 32 && mask&(1<<i) != 0 && m.Flags&opFlagKeep != 0 {
-			out = append(out, p.undoRefused(errno))
+			out = append(out, p.undoRefused(m.A, errno))
 		} else if i < 32 && mask&(1<<i) != 0 {
 			fell = append(fell, m.A)
 			for j := range p.enforced.Caches {

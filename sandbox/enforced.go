@@ -56,7 +56,10 @@ type Enforced struct {
 	// Undo: the command wrote an overlay of the workspace, carried in
 	// after the run with what it replaced kept (Spec.Undo, package undo).
 	Undo bool `json:"undo"`
-	PTY  bool `json:"pty"`
+	// UndoRw are the --rw paths written through an overlay alike, their
+	// changes in the same undo record.
+	UndoRw []string `json:"undo_rw,omitempty"`
+	PTY    bool     `json:"pty"`
 	// LandlockABI is the Landlock ABI the ruleset was built for, 0 when
 	// Landlock was not applied; LandlockRules counts its path rules.
 	// LandlockTCP: TCP bind and connect are denied (ABI 4+; only with
@@ -117,6 +120,7 @@ func newEnforced(profile Profile, network Network, pty bool) Enforced {
 		PrivateCopies:        nil, // Linux only: the others keep every Git config read-only
 		Caches:               []CacheMount{},
 		Undo:                 false, // set by the Linux view when the workspace gets its overlay
+		UndoRw:               nil,   // the Linux view's too, for each --rw directory kept
 		PTY:                  pty,
 		LandlockABI:          0,
 		LandlockRules:        0,
@@ -148,6 +152,6 @@ func (e Enforced) withoutSandbox(missing ...string) Enforced {
 	e.ReadOnlyRoot, e.Writable, e.Hidden, e.Sockets, e.Protected, e.PrivateDirs = false, []string{}, []string{}, []string{}, []string{}, []string{}
 	e.PrivateCopies = nil
 	e.Caches = []CacheMount{}
-	e.Undo = false
+	e.Undo, e.UndoRw = false, nil
 	return e
 }

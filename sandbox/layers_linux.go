@@ -118,9 +118,12 @@ func (p *prepared) planLandlock(s Spec, l layout, items []viewItem) error {
 	for _, c := range p.enforced.Caches {
 		p.child.Rules = append(p.child.Rules, landlock.ChildRule{Path: c.Path, Access: h.FS})
 	}
-	// So is the workspace's undo overlay.
+	// So are undo's overlays: the workspace's and the --rw paths'.
 	if p.enforced.Undo {
 		p.child.Rules = append(p.child.Rules, landlock.ChildRule{Path: l.Workspace, Access: h.FS})
+	}
+	for _, root := range p.enforced.UndoRw {
+		p.child.Rules = append(p.child.Rules, landlock.ChildRule{Path: root, Access: h.FS})
 	}
 	p.landlockPrivate, p.landlockFS, p.landlockPolicy = private, h.FS, pol
 	p.enforced.LandlockABI = abi

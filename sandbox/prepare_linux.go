@@ -140,7 +140,7 @@ func (p *prepared) planView(s Spec, tl *timeline) error {
 		return err
 	}
 	tl.mark("paths checked")
-	if err := p.planUndo(s, &l); err != nil {
+	if err := p.planUndo(s, &l, grants); err != nil {
 		return err
 	}
 	tl.mark("undo record")

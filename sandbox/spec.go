@@ -139,7 +139,9 @@ type Spec struct {
 	// the changes only when the run ends. Where undo cannot be set up (no
 	// StateDir, the store on another file system, the kernel refuses the
 	// overlay) the run goes on without it and says why (Enforced.Undo
-	// false, a warning). --rw paths are not covered.
+	// false, a warning). The --rw directories are kept alike where the
+	// store can hold them (Enforced.UndoRw); the others are named in a
+	// warning.
 	Undo bool
 	// RequireUndo: the judge let the command run only because undo can
 	// put back what it destroys (policy.Decision.NeedsUndo). Then a run

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,7 +34,10 @@ func UndoPossible(s Spec) error {
 
 // planUndo begins the run's undo record, or says in a warning why the run
 // goes without; it fails when the run requires undo (Spec.RequireUndo).
-func (p *prepared) planUndo(s Spec, l *layout) error {
+// The --rw directories the store can hold are kept in the same record;
+// the others are named in a warning (the judge counts undo only for the
+// workspace, so a run never requires them).
+func (p *prepared) planUndo(s Spec, l *layout, grants map[string]bool) error {
 	if !s.Undo || l.Profile == ProfileReadOnly {
 		if s.RequireUndo {
 			return &SetupError{Step: "undo", Message: "the command was allowed only because forgebox undo could take it back, and this run has no undo: run it with --no-undo to be asked about it instead"}
@@ -41,7 +45,22 @@ func (p *prepared) planUndo(s Spec, l *layout) error {
 		return nil
 	}
 	store := undo.StoreFor(s.StateDir)
-	pend, err := store.Begin(l.Workspace, displayCommand(s), time.Now())
+	var roots []string
+	for _, root := range l.Writable {
+		if root == l.Workspace {
+			continue
+		}
+		if !grants[root] {
+			p.warnings = append(p.warnings, fmt.Sprintf("--rw %s has no undo: it is a file, and undo keeps directories", root))
+			continue
+		}
+		if err := store.CheckRw(root); err != nil {
+			p.warnings = append(p.warnings, fmt.Sprintf("--rw %s has no undo: %v", root, err))
+			continue
+		}
+		roots = append(roots, root)
+	}
+	pend, err := store.Begin(l.Workspace, roots, displayCommand(s), time.Now())
 	if err != nil {
 		if s.RequireUndo {
 			return &SetupError{Step: "undo", Message: fmt.Sprintf("the command was allowed only because forgebox undo could take it back, and undo cannot be set up (%v): run it with --no-undo to be asked about it instead", err)}
@@ -54,18 +73,28 @@ func (p *prepared) planUndo(s Spec, l *layout) error {
 	}
 	p.undo, p.undoStore = pend, store
 	l.Undo, l.UndoStore, l.UndoRequired = pend.Dir(), store.Root, s.RequireUndo
+	for i, root := range pend.Roots() {
+		if l.UndoRw == nil {
+			l.UndoRw = map[string]string{}
+		}
+		l.UndoRw[root] = pend.RootDir(i)
+	}
 	return nil
 }
 
-// undoRefused is the warning for an overlay the kernel refused: the
-// command wrote the workspace itself.
-func (p *prepared) undoRefused(errno error) string {
-	p.enforced.Undo = false
-	if p.undo != nil {
+// undoRefused is the warning for an overlay the kernel refused on root
+// (the workspace or a --rw path): the command wrote it itself.
+func (p *prepared) undoRefused(root string, errno error) string {
+	if slices.Contains(p.enforced.UndoRw, root) {
+		p.enforced.UndoRw = slices.DeleteFunc(p.enforced.UndoRw, func(r string) bool { return r == root })
+	} else {
+		p.enforced.Undo = false
+	}
+	if p.undo != nil && !p.undo.Drop(root) {
 		p.undo.Discard()
 		p.undo = nil
 	}
-	return fmt.Sprintf("this run has no undo: the kernel refused the workspace's overlay (%v); the command wrote the workspace directly", errno)
+	return fmt.Sprintf("%s has no undo: the kernel refused its overlay (%v); the command wrote it directly", root, errno)
 }
 
 // commitUndo carries the run's changes into the workspace. Called once
@@ -96,11 +125,11 @@ func (p *prepared) commitUndo(res *Result) <-chan struct{} {
 		var during []string
 		for _, e := range m.Entries {
 			if e.HostChanged {
-				during = append(during, e.Path)
+				during = append(during, m.Shown(e))
 			}
 		}
 		if len(during) > 0 {
-			res.Warnings = append(res.Warnings, fmt.Sprintf("changed in the workspace while the run went on, and replaced by the run: %s (the versions replaced are kept: forgebox undo %s)", strings.Join(during, ", "), m.ID))
+			res.Warnings = append(res.Warnings, fmt.Sprintf("changed on the host while the run went on, and replaced by the run: %s (the versions replaced are kept: forgebox undo %s)", strings.Join(during, ", "), m.ID))
 		}
 	}
 	if err != nil {

@@ -18,10 +18,27 @@ type layout struct {
 	Hide      []hostPath // --hide paths that exist
 	// Undo is the run's undo record (Dir/upper, Dir/work): the workspace
 	// is an overlay on the host's, and Store (the undo store) is hidden.
+	// UndoRw are the --rw paths kept in the record too, each with its
+	// part (upper/, work/ as in Undo).
 	Undo, UndoStore string
+	UndoRw          map[string]string
 	// UndoRequired: a kernel that refuses the overlay fails the run
 	// (Spec.RequireUndo).
 	UndoRequired bool
+}
+
+// underUndo reports whether p lies in a root written through undo's
+// overlay: the workspace, or a --rw path kept by undo.
+func (l layout) underUndo(p string) bool {
+	if l.Undo != "" && pathtree.Within(p, l.Workspace) {
+		return true
+	}
+	for root := range l.UndoRw {
+		if pathtree.Within(p, root) {
+			return true
+		}
+	}
+	return false
 }
 
 // hostFacts is what the parent learned about the host for one run.
@@ -172,11 +189,21 @@ func (v *viewBuilder) grants(l layout) error {
 		}
 	}
 	v.enf.Writable = append(v.enf.Writable, l.Writable...)
+	for _, p := range l.Writable {
+		if dir := l.UndoRw[p]; dir != "" && p != l.Workspace {
+			it := v.items[p]
+			it.Undo = dir
+			v.put(it)
+			v.enf.UndoRw = append(v.enf.UndoRw, p)
+		}
+	}
 	if l.Undo != "" {
 		it := v.items[l.Workspace]
 		it.Undo, it.UndoRequired = l.Undo, l.UndoRequired
 		v.put(it)
 		v.enf.Undo = true
+	}
+	if l.Undo != "" || len(l.UndoRw) > 0 {
 		if l.UndoStore != "" && !v.has(l.UndoStore) {
 			v.put(viewItem{Kind: kindCover, Path: l.UndoStore, Dir: true})
 			v.enf.Hidden = append(v.enf.Hidden, l.UndoStore)
@@ -254,7 +281,7 @@ func (v *viewBuilder) protected(l layout) {
 		// In the workspace's overlay a directory of the host cannot be
 		// renamed (EXDEV: overlay without redirect_dir), and a pin would
 		// bind the host's .git writable over the overlay, past undo.
-		if p.Pin && l.Undo != "" && pathtree.Within(p.Path, l.Workspace) {
+		if p.Pin && l.underUndo(p.Path) {
 			continue
 		}
 		kind, set, clr := kindProtect, uint64(attrRdonly|attrNosuid|attrNodev), uint64(0)

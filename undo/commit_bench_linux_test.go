@@ -22,7 +22,7 @@ func BenchmarkCommit1000(b *testing.B) {
 				write(b, filepath.Join(ws, fmt.Sprintf("p%d/lib/f%d.js", d, f)), "x\n")
 			}
 		}
-		p, err := store.Begin(ws, "x", time.Now())
+		p, err := store.Begin(ws, nil, "x", time.Now())
 		if err != nil {
 			b.Fatal(err)
 		}

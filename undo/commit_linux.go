@@ -7,6 +7,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -19,6 +20,8 @@ import (
 type Pending struct {
 	store     Store
 	ws        string
+	roots     []string // the --rw paths kept too (Manifest.Roots)
+	wsDropped bool     // the workspace's overlay was refused (Drop)
 	dir       string
 	id        string
 	command   string
@@ -28,36 +31,67 @@ type Pending struct {
 	Recovered []string // records committed for runs whose forgebox died
 }
 
-// Upper is the overlay's upper directory; Dir holds it and the work
-// directory ("work").
+// Upper is the workspace overlay's upper directory; Dir holds it and the
+// work directory ("work").
 func (p *Pending) Upper() string { return filepath.Join(p.dir, "upper") }
 
 // Dir is the record's directory: the sandbox clones it and mounts the
-// overlay from Dir/upper and Dir/work.
+// workspace's overlay from Dir/upper and Dir/work.
 func (p *Pending) Dir() string { return p.dir }
+
+// Roots are the --rw paths the record keeps, as Begin took them.
+func (p *Pending) Roots() []string { return p.roots }
+
+// RootDir is the part of the record for --rw path Roots()[i] (its
+// overlay's upper/ and work/), as Dir is for the workspace.
+func (p *Pending) RootDir(i int) string { return partDir(p.dir, i+1) }
+
+// Drop gives up the record's part for root (the workspace or one of
+// Roots), whose overlay the kernel refused: the command wrote it itself.
+// It reports whether the record keeps anything still; if not, the caller
+// discards it.
+func (p *Pending) Drop(root string) bool {
+	if root == p.ws {
+		p.wsDropped = true
+	} else if i := slices.Index(p.roots, root); i >= 0 {
+		// The part keeps its index (and its empty directory): Commit
+		// skips a root that is "".
+		p.roots[i] = ""
+	}
+	if !p.wsDropped {
+		return true
+	}
+	return slices.ContainsFunc(p.roots, func(r string) bool { return r != "" })
+}
+
+const rootsName = "roots" // the record's --rw paths, NUL-separated, while it is pending
 
 // ID is the record's id.
 func (p *Pending) ID() string { return p.id }
 
 const pendingName = "pending"
 
-// Begin makes the record of a run in workspace ws (canonical). The upper
-// directory gets the workspace's mode and owner: the overlay's root shows
-// the upper directory's. Records of runs whose forgebox died mid-run are
-// committed first (their changes are only in their upper layer).
-func (s Store) Begin(ws, command string, now time.Time) (*Pending, error) {
+// Begin makes the record of a run in workspace ws (canonical), keeping the
+// --rw paths roots too (canonical directories that passed CheckRoot).
+// Each upper directory gets its root's mode and owner: the overlay's root
+// shows the upper directory's. Records of runs whose forgebox died mid-run
+// are committed first (their changes are only in their upper layers).
+func (s Store) Begin(ws string, roots []string, command string, now time.Time) (*Pending, error) {
 	if err := s.Check(ws); err != nil {
 		return nil, err
 	}
-	var wst unix.Stat_t
-	if err := unix.Stat(ws, &wst); err != nil {
-		return nil, unavailable("stat workspace %s: %v", ws, err)
+	all := append([]string{ws}, roots...)
+	stats := make([]unix.Stat_t, len(all))
+	for i, r := range all {
+		if err := unix.Stat(r, &stats[i]); err != nil {
+			return nil, unavailable("stat %s: %v", r, err)
+		}
 	}
 	d := s.dirOf(ws)
 	if err := os.MkdirAll(d, 0o700); err != nil {
 		return nil, unavailable("%v", err)
 	}
-	p := &Pending{store: s, ws: ws, command: command, start: now}
+	p := &Pending{store: s, ws: ws, roots: slices.Clone(roots), command: command, start: now}
 	p.Recovered = s.recover(ws)
 	// Made under a temporary name and renamed once its pending mark is
 	// locked: another run's recover never sees it unlocked.
@@ -79,9 +113,17 @@ func (s Store) Begin(ws, command string, now time.Time) (*Pending, error) {
 		return fail(err)
 	}
 	fmt.Fprintf(f, "%s\n%s\n", ws, command)
-	for _, sub := range []string{"upper", "work"} {
-		if err := os.Mkdir(filepath.Join(tmp, sub), 0o700); err != nil {
+	if len(roots) > 0 {
+		// Read by recover: which root each part belongs to.
+		if err := os.WriteFile(filepath.Join(tmp, rootsName), []byte(strings.Join(roots, "\x00")), 0o600); err != nil {
 			return fail(err)
+		}
+	}
+	for i := range all {
+		for _, sub := range []string{"upper", "work"} {
+			if err := os.MkdirAll(filepath.Join(partDir(tmp, i), sub), 0o700); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	for i := 0; ; i++ {
@@ -96,15 +138,15 @@ func (s Store) Begin(ws, command string, now time.Time) (*Pending, error) {
 			return fail(err)
 		}
 	}
-	up := p.Upper()
-	if err := os.Chmod(up, os.FileMode(wst.Mode&0o777)|modeBits(wst.Mode)); err != nil {
-		p.Discard()
-		return fail(err)
-	}
-	if os.Getuid() == 0 && (wst.Uid != 0 || wst.Gid != 0) {
-		if err := os.Lchown(up, int(wst.Uid), int(wst.Gid)); err != nil {
-			p.Discard()
+	for i := range all {
+		up, st := filepath.Join(partDir(p.dir, i), "upper"), &stats[i]
+		if err := os.Chmod(up, os.FileMode(st.Mode&0o777)|modeBits(st.Mode)); err != nil {
 			return fail(err)
+		}
+		if os.Getuid() == 0 && (st.Uid != 0 || st.Gid != 0) {
+			if err := os.Lchown(up, int(st.Uid), int(st.Gid)); err != nil {
+				return fail(err)
+			}
 		}
 	}
 	return p, nil
@@ -166,6 +208,9 @@ func (s Store) recover(ws string) []string {
 		}
 		st, _ := f.Stat()
 		p := &Pending{store: s, ws: ws, dir: dir, id: n, start: st.ModTime(), held: f, command: "(a run whose forgebox ended before it finished)"}
+		if b, err := os.ReadFile(filepath.Join(dir, rootsName)); err == nil {
+			p.roots = strings.Split(string(b), "\x00")
+		}
 		if m, err := p.Commit(time.Now()); err == nil && m.ID != "" {
 			out = append(out, m.ID)
 		} else {
@@ -193,13 +238,36 @@ func (p *Pending) Commit(end time.Time) (*Manifest, error) {
 	}
 	defer l.unlock()
 	m := &Manifest{ID: p.id, Kind: KindRun, Workspace: p.ws, Command: p.command, Start: p.start, End: end, dir: p.dir}
-	c := committer{ws: p.ws, upper: p.Upper(), start: p.start.UnixNano(), m: m}
-	host, cerr := openHostDirs(p.ws)
-	if cerr == nil {
-		c.host = host
-		cerr = c.root()
-		host.close()
+	// Each root is carried in on its own: an error in one leaves that
+	// root's changes in its upper layer (which the record keeps) and the
+	// others go on. A dropped root stays in Roots as "", so that every
+	// part keeps its index.
+	m.Roots = slices.Clone(p.roots)
+	var errs []error
+	carried := make([]bool, len(p.roots)+1)
+	for i, root := range append([]string{p.ws}, p.roots...) {
+		if root == "" || i == 0 && p.wsDropped {
+			continue
+		}
+		first := len(m.Entries)
+		c := committer{ws: root, upper: filepath.Join(partDir(p.dir, i), "upper"), start: p.start.UnixNano(), m: m}
+		host, err := openHostDirs(root)
+		if err == nil {
+			c.host = host
+			err = c.root()
+			host.close()
+		}
+		for k := first; k < len(m.Entries); k++ {
+			m.Entries[k].Root = i
+		}
+		m.Kept += c.kept
+		if err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w; what was not carried in is in %s", root, err, c.upper))
+			continue
+		}
+		carried[i] = true
 	}
+	cerr := errors.Join(errs...)
 	m.summarize()
 	if len(m.Entries) == 0 && cerr == nil {
 		// Removed by Release, which the caller may run beside its other
@@ -209,22 +277,25 @@ func (p *Pending) Commit(end time.Time) (*Manifest, error) {
 		return &Manifest{Workspace: p.ws, Start: p.start, End: end}, nil
 	}
 	if cerr != nil {
-		// What was carried is recorded; what was not stays in upper/,
-		// which the record keeps.
-		m.Warnings = append(m.Warnings, fmt.Sprintf("the commit stopped: %v; what was not carried into the workspace is in %s", cerr, p.Upper()))
-	} else {
-		// What the upper layer holds now is what the run replaced, at
-		// the same paths: the record's before/.
-		if err := os.Rename(p.Upper(), filepath.Join(p.dir, "before")); err != nil {
-			cerr = err
-		}
-		rmtree.All(filepath.Join(p.dir, "work"))
+		m.Warnings = append(m.Warnings, fmt.Sprintf("the commit stopped: %v", cerr))
 	}
-	m.Kept = c.kept
+	for i, ok := range carried {
+		if !ok {
+			continue
+		}
+		// What the upper layer holds now is what the run replaced, at
+		// the same paths: the part's before/.
+		part := partDir(p.dir, i)
+		if err := os.Rename(filepath.Join(part, "upper"), filepath.Join(part, "before")); err != nil {
+			cerr = errors.Join(cerr, err)
+		}
+		rmtree.All(filepath.Join(part, "work"))
+	}
 	if err := m.write(); err != nil {
 		return m, err
 	}
 	os.Remove(filepath.Join(p.dir, pendingName))
+	os.Remove(filepath.Join(p.dir, rootsName))
 	return m, cerr
 }
 

@@ -21,8 +21,12 @@
 // root (Check refuses a workspace that contains it) and the sandbox hides
 // it.
 //
-// What it does not: undo anything outside the workspace (--rw paths, the
-// network, other programs); keep directory mtimes; restore a hard link
+// The run's --rw directories are kept alike, in the same record (one part
+// per root, rw/<i>/, Manifest.Roots and Entry.Root), where the store is on
+// their file system.
+//
+// What it does not: undo anything outside the workspace and those --rw
+// directories (the network, other programs); keep directory mtimes; restore a hard link
 // between a file the run changed and one it did not (the overlay broke the
 // link when the file was copied up); see the run's changes on the host
 // before the run ends. Renaming a directory the workspace had before the

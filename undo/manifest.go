@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 )
 
@@ -38,7 +39,10 @@ type Node struct {
 
 // Entry is one path the run changed.
 type Entry struct {
-	Path string `json:"path"` // relative to the workspace, slash-separated
+	Path string `json:"path"` // relative to its root, slash-separated
+	// Root is the root the path lies in: 0 the workspace, i the --rw
+	// path Manifest.Roots[i-1].
+	Root int    `json:"root,omitempty"`
 	Op   string `json:"op"`
 	// Sub: the path lies inside a directory the run created or replaced
 	// (the entry that moved it). It is checked before an undo and moves
@@ -83,14 +87,17 @@ func Bytes(n int64) string {
 
 // Manifest is a record: one run's (or one undo's) changes to a workspace.
 type Manifest struct {
-	ID        string    `json:"id"`
-	Kind      string    `json:"kind"`
-	Workspace string    `json:"workspace"`
-	Command   string    `json:"command,omitempty"`
-	Start     time.Time `json:"start"`
-	End       time.Time `json:"end"`
-	Entries   []Entry   `json:"entries"`
-	Summary   Summary   `json:"summary"`
+	ID        string `json:"id"`
+	Kind      string `json:"kind"`
+	Workspace string `json:"workspace"`
+	// Roots are the run's --rw paths whose changes the record keeps too
+	// (Entry.Root), each with its part of the record in rw/<i>/.
+	Roots   []string  `json:"roots,omitempty"`
+	Command string    `json:"command,omitempty"`
+	Start   time.Time `json:"start"`
+	End     time.Time `json:"end"`
+	Entries []Entry   `json:"entries"`
+	Summary Summary   `json:"summary"`
 	// Kept is the size of what the record keeps (before/).
 	Kept int64 `json:"kept_bytes"`
 	// HistoryKey names the run in forgebox's history, when recorded.
@@ -106,6 +113,34 @@ type Manifest struct {
 
 // Dir is the record's directory.
 func (m *Manifest) Dir() string { return m.dir }
+
+// RootPath is the directory of root i (Entry.Root): the workspace, or a
+// --rw path.
+func (m *Manifest) RootPath(i int) string {
+	if i <= 0 || i > len(m.Roots) {
+		return m.Workspace
+	}
+	return m.Roots[i-1]
+}
+
+// Shown is an entry's path as people read it: relative to the workspace
+// for the workspace's, absolute for a --rw path's.
+func (m *Manifest) Shown(e Entry) string {
+	if e.Root == 0 {
+		return e.Path
+	}
+	return filepath.Join(m.RootPath(e.Root), filepath.FromSlash(e.Path))
+}
+
+// partDir is the part of record directory dir that holds root i: upper/,
+// work/ while the run goes on, before/ after. The workspace's is dir
+// itself.
+func partDir(dir string, i int) string {
+	if i == 0 {
+		return dir
+	}
+	return filepath.Join(dir, "rw", strconv.Itoa(i))
+}
 
 const manifestName = "manifest.json"
 

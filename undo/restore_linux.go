@@ -48,10 +48,14 @@ func (s Store) Plan(m *Manifest) ([]Change, []Conflict, error) {
 	if m.UndoneBy != "" {
 		return nil, nil, fmt.Errorf("record %s is already undone (by %s)", m.ID, m.UndoneBy)
 	}
-	subs := map[string]*Node{}
+	type rootPath struct {
+		root int
+		path string
+	}
+	subs := map[rootPath]*Node{}
 	for _, e := range m.Entries {
 		if e.Sub {
-			subs[e.Path] = e.After
+			subs[rootPath{e.Root, e.Path}] = e.After
 		}
 	}
 	var ch []Change
@@ -61,64 +65,70 @@ func (s Store) Plan(m *Manifest) ([]Change, []Conflict, error) {
 		if e.Sub {
 			continue
 		}
-		h := filepath.Join(m.Workspace, filepath.FromSlash(e.Path))
+		shown := m.Shown(e)
+		h := filepath.Join(m.RootPath(e.Root), filepath.FromSlash(e.Path))
 		cur, err := nodeOf(h)
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, err
 		}
 		if e.Before != nil && e.Op != OpMode {
-			if _, err := os.Lstat(filepath.Join(m.dir, "before", filepath.FromSlash(e.Path))); err != nil {
-				return nil, nil, fmt.Errorf("record %s no longer holds %s: %w", m.ID, e.Path, err)
+			if _, err := os.Lstat(filepath.Join(partDir(m.dir, e.Root), "before", filepath.FromSlash(e.Path))); err != nil {
+				return nil, nil, fmt.Errorf("record %s no longer holds %s: %w", m.ID, shown, err)
 			}
 		}
 		switch {
 		case e.After == nil && cur != nil:
-			cf = append(cf, conflict(e.Path, "the run deleted it; it exists again"))
+			cf = append(cf, conflict(shown, "the run deleted it; it exists again"))
 		case e.After != nil && cur == nil:
-			cf = append(cf, conflict(e.Path, "the run left it; it is gone"))
+			cf = append(cf, conflict(shown, "the run left it; it is gone"))
 		case e.After != nil && !same(cur, e.After):
-			cf = append(cf, conflict(e.Path, "changed since the run"))
+			cf = append(cf, conflict(shown, "changed since the run"))
 		case e.After != nil && e.After.Type == "dir" && e.Op != OpMode:
-			cf = append(cf, treeConflicts(h, e.Path, subs)...)
+			cf = append(cf, treeConflicts(h, e.Path, func(p string) (*Node, bool) {
+				n, ok := subs[rootPath{e.Root, p}]
+				return n, ok
+			}, func(p string) string { return m.Shown(Entry{Root: e.Root, Path: p}) })...)
+			for k := range subs {
+				if k.root == e.Root && strings.HasPrefix(k.path, e.Path+"/") {
+					if _, err := os.Lstat(filepath.Join(m.RootPath(e.Root), filepath.FromSlash(k.path))); err != nil {
+						cf = append(cf, conflict(m.Shown(Entry{Root: e.Root, Path: k.path}), "the run left it; it is gone"))
+					}
+				}
+			}
 		}
 		switch {
 		case e.Op == OpMode:
-			ch = append(ch, Change{e.Path, "mode"})
+			ch = append(ch, Change{shown, "mode"})
 		case e.Before == nil:
-			ch = append(ch, Change{e.Path, "remove"})
+			ch = append(ch, Change{shown, "remove"})
 		default:
-			ch = append(ch, Change{e.Path, "restore"})
+			ch = append(ch, Change{shown, "restore"})
 		}
 	}
 	return ch, cf, nil
 }
 
-// treeConflicts compares a directory the run created with what it left.
-func treeConflicts(h, rel string, subs map[string]*Node) []Conflict {
+// treeConflicts compares a directory the run created, h (rel in its
+// root), with what it left there (sub): what is there that the run did
+// not leave, or changed.
+func treeConflicts(h, rel string, sub func(string) (*Node, bool), shown func(string) string) []Conflict {
 	var cf []Conflict
-	seen := map[string]bool{}
 	filepath.WalkDir(h, func(q string, d fs.DirEntry, err error) error {
 		if err != nil || q == h {
 			return nil
 		}
 		r, _ := filepath.Rel(h, q)
 		p := path.Join(rel, filepath.ToSlash(r))
-		seen[p] = true
-		want, ok := subs[p]
+		want, ok := sub(p)
 		if !ok {
-			cf = append(cf, conflict(p, "created since the run"))
+			cf = append(cf, conflict(shown(p), "created since the run"))
 			return nil
 		}
 		if cur, err := nodeOf(q); err != nil || !same(cur, want) {
-			cf = append(cf, conflict(p, "changed since the run"))
+			cf = append(cf, conflict(shown(p), "changed since the run"))
 		}
 		return nil
 	})
-	for p := range subs {
-		if strings.HasPrefix(p, rel+"/") && !seen[p] {
-			cf = append(cf, conflict(p, "the run left it; it is gone"))
-		}
-	}
 	return cf
 }
 
@@ -167,24 +177,45 @@ func (s Store) Undo(m *Manifest, force bool, now time.Time) (*Manifest, error) {
 	if m.Kind == KindUndo {
 		kind = KindRun // undoing an undo redoes the run
 	}
-	u := &Manifest{ID: newID(now), Kind: kind, Workspace: m.Workspace, Command: "forgebox undo " + m.ID, Start: now, UndoOf: m.ID}
+	u := &Manifest{ID: newID(now), Kind: kind, Workspace: m.Workspace, Roots: m.Roots, Command: "forgebox undo " + m.ID, Start: now, UndoOf: m.ID}
 	u.dir = filepath.Join(filepath.Dir(m.dir), u.ID)
 	if err := os.Mkdir(u.dir, 0o700); err != nil {
 		return nil, err
 	}
-	c := committer{ws: m.Workspace, before: filepath.Join(u.dir, "before"), start: now.UnixNano(), m: u}
-	host, uerr := openHostDirs(m.Workspace)
-	if uerr == nil {
-		c.host = host
-		defer host.close()
-	}
+	// One committer per root, made as its first entry comes: what stands
+	// at a path goes to that root's part of the new record.
+	roots := map[int]*committer{}
+	defer func() {
+		for _, c := range roots {
+			if c.host != nil {
+				c.host.close()
+			}
+		}
+	}()
+	var uerr error
 	for i := len(m.Entries) - 1; i >= 0 && uerr == nil; i-- {
-		if e := m.Entries[i]; !e.Sub {
-			uerr = c.restore(e, filepath.Join(m.dir, "before"))
+		e := m.Entries[i]
+		if e.Sub {
+			continue
+		}
+		c := roots[e.Root]
+		if c == nil {
+			c = &committer{ws: m.RootPath(e.Root), before: filepath.Join(partDir(u.dir, e.Root), "before"), start: now.UnixNano(), m: u}
+			roots[e.Root] = c
+			if c.host, uerr = openHostDirs(c.ws); uerr != nil {
+				break
+			}
+		}
+		first := len(u.Entries)
+		uerr = c.restore(e, filepath.Join(partDir(m.dir, e.Root), "before"))
+		for k := first; k < len(u.Entries); k++ {
+			u.Entries[k].Root = e.Root
 		}
 	}
+	for _, c := range roots {
+		u.Kept += c.kept
+	}
 	u.End = time.Now()
-	u.Kept = c.kept
 	u.summarize()
 	if uerr != nil {
 		u.Warnings = append(u.Warnings, fmt.Sprintf("the undo stopped: %v", uerr))

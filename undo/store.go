@@ -49,12 +49,18 @@ func unavailable(format string, a ...any) error {
 // changes nothing: where the store does not exist yet, its closest
 // existing parent stands for it. It is the one rule for whether undo is
 // possible: the judge (runner.Containment) and the sandbox both ask it.
-func (s Store) Check(ws string) error {
+func (s Store) Check(ws string) error { return s.check(ws, "the workspace") }
+
+// CheckRw is Check for a --rw directory, which a run keeps in its record
+// beside the workspace (Begin).
+func (s Store) CheckRw(root string) error { return s.check(root, "--rw path") }
+
+func (s Store) check(ws, what string) error {
 	if s.Root == "" {
 		return unavailable("forgebox has no state directory to keep undo records in (set HOME or XDG_STATE_HOME)")
 	}
 	if ws == "" || !filepath.IsAbs(ws) || !filepath.IsAbs(s.Root) {
-		return unavailable("workspace %q or undo store %q is not an absolute path", ws, s.Root)
+		return unavailable("%s %q or undo store %q is not an absolute path", what, ws, s.Root)
 	}
 	existing, rest := filepath.Clean(s.Root), ""
 	for {
@@ -73,17 +79,17 @@ func (s Store) Check(ws string) error {
 	}
 	root = filepath.Join(root, rest)
 	if pathtree.Within(root, ws) {
-		return unavailable("the undo store %s lies inside the workspace %s: runs there have no undo (set XDG_STATE_HOME outside it)", root, ws)
+		return unavailable("the undo store %s lies inside %s %s: runs there have no undo (set XDG_STATE_HOME outside it)", root, what, ws)
 	}
 	if pathtree.Within(ws, root) {
-		return unavailable("the workspace %s lies inside the undo store %s", ws, root)
+		return unavailable("%s %s lies inside the undo store %s", what, ws, root)
 	}
 	same, err := sameFS(existing, ws)
 	if err != nil {
 		return unavailable("%v", err)
 	}
 	if !same {
-		return unavailable("the undo store %s is on another file system than the workspace %s (undo moves files with rename(2)): set XDG_STATE_HOME to a directory on the workspace's file system", root, ws)
+		return unavailable("the undo store %s is on another file system than %s %s (undo moves files with rename(2)): set XDG_STATE_HOME to a directory on that file system", root, what, ws)
 	}
 	return nil
 }

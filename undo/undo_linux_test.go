@@ -66,7 +66,7 @@ func TestCommitAndUndo(t *testing.T) {
 	os.Symlink("a.txt", filepath.Join(ws, "link"))
 	before := hashTree(t, ws)
 
-	p, err := store.Begin(ws, "test", time.Now())
+	p, err := store.Begin(ws, nil, "test", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestCommitNeverFollowsSymlinks(t *testing.T) {
 	store := StoreFor(filepath.Join(root, "state"))
 	write(t, filepath.Join(ws, "sub/f"), "old\n")
 	write(t, filepath.Join(outside, "f"), "outside\n")
-	p, err := store.Begin(ws, "test", time.Now())
+	p, err := store.Begin(ws, nil, "test", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +187,7 @@ func TestUndoOverwritesGitIndex(t *testing.T) {
 	store := StoreFor(filepath.Join(root, "state"))
 	write(t, filepath.Join(ws, ".git/index"), "before\n")
 	write(t, filepath.Join(ws, "a"), "a\n")
-	p, err := store.Begin(ws, "test", time.Now())
+	p, err := store.Begin(ws, nil, "test", time.Now())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,5 +223,130 @@ func TestUndoOverwritesGitIndex(t *testing.T) {
 	}
 	if _, err := store.Undo(last, false, time.Now()); !errors.As(err, new(*ConflictError)) {
 		t.Fatalf("undo over the person's a: %v, want a ConflictError", err)
+	}
+}
+
+// A record keeps --rw roots beside the workspace: each root's upper layer
+// is carried into that root, the conflicts name the root's absolute
+// paths, and an undo restores every root byte-exactly (its own undo
+// redoes them). A root dropped (its overlay refused) keeps its index and
+// nothing of it is touched.
+func TestCommitAndUndoRwRoots(t *testing.T) {
+	root := t.TempDir()
+	ws, rw, dropped := filepath.Join(root, "ws"), filepath.Join(root, "srv"), filepath.Join(root, "other")
+	store := StoreFor(filepath.Join(root, "state"))
+	write(t, filepath.Join(ws, "a.txt"), "a\n")
+	write(t, filepath.Join(rw, "data/db"), "db\n")
+	write(t, filepath.Join(rw, "keep"), "keep\n")
+	write(t, filepath.Join(dropped, "o"), "o\n")
+	hashes := func() [3]string { return [3]string{hashTree(t, ws), hashTree(t, rw), hashTree(t, dropped)} }
+	before := hashes()
+
+	p, err := store.Begin(ws, []string{dropped, rw}, "test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Roots()) != 2 || p.RootDir(1) != filepath.Join(p.Dir(), "rw", "2") {
+		t.Fatalf("roots %q, part of %s: %s", p.Roots(), rw, p.RootDir(1))
+	}
+	if !p.Drop(dropped) {
+		t.Fatal("Drop of one --rw root left nothing to keep")
+	}
+	write(t, filepath.Join(p.Upper(), "a.txt"), "A\n")
+	write(t, filepath.Join(p.RootDir(1), "upper", "data/db"), "DB\n")
+	write(t, filepath.Join(p.RootDir(1), "upper", "new/n"), "n\n")
+	// What lies in a dropped root's upper layer is not carried.
+	write(t, filepath.Join(p.RootDir(0), "upper", "stray"), "x\n")
+	m, err := p.Commit(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(m.Roots) != fmt.Sprint([]string{"", rw}) {
+		t.Errorf("manifest roots %q", m.Roots)
+	}
+	if got, want := m.Summary, (Summary{Created: 1, Modified: 2, Bytes: 7}); got != want {
+		t.Errorf("summary %+v, want %+v", got, want)
+	}
+	if b, _ := os.ReadFile(filepath.Join(rw, "data/db")); string(b) != "DB\n" {
+		t.Fatalf("--rw root after commit: %q", b)
+	}
+	if _, err := os.Stat(filepath.Join(dropped, "stray")); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal("a dropped root's upper layer was carried in")
+	}
+	after := hashes()
+
+	ch, _, err := store.Plan(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, c := range ch {
+		found = found || c.Path == filepath.Join(rw, "new") && c.Action == "remove"
+	}
+	if !found {
+		t.Errorf("plan %+v does not name %s by its absolute path", ch, filepath.Join(rw, "new"))
+	}
+	// A later change in the --rw root is refused, named absolutely.
+	write(t, filepath.Join(rw, "new/n"), "later\n")
+	var ce *ConflictError
+	if _, err := store.Undo(m, false, time.Now()); !errors.As(err, &ce) || ce.Conflicts[0].Path != filepath.Join(rw, "new/n") {
+		t.Fatalf("undo over a later change in --rw: %v", err)
+	}
+	if hashes() == before {
+		t.Fatal("a refused undo changed something")
+	}
+	write(t, filepath.Join(rw, "new/n"), "n\n")
+	u, err := store.Undo(m, true, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := hashes(); got != before {
+		t.Fatalf("after undo: %v, want %v", got, before)
+	}
+	if _, err := store.Undo(u, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := hashes(); got[0] != after[0] || got[2] != after[2] {
+		t.Fatal("undoing the undo did not redo the run")
+	}
+	if b, _ := os.ReadFile(filepath.Join(rw, "new/n")); string(b) != "n\n" {
+		t.Fatalf("redo of --rw: %q", b)
+	}
+}
+
+// A run whose forgebox died before its commit is carried in by the next
+// run in the workspace, its --rw roots included (read from the record).
+func TestRecoverKeepsRwRoots(t *testing.T) {
+	root := t.TempDir()
+	ws, rw := filepath.Join(root, "ws"), filepath.Join(root, "s rv\nx")
+	store := StoreFor(filepath.Join(root, "state"))
+	write(t, filepath.Join(ws, "a"), "a\n")
+	write(t, filepath.Join(rw, "b"), "b\n")
+	p, err := store.Begin(ws, []string{rw}, "died", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(p.RootDir(0), "upper", "b"), "B\n")
+	p.held.Close() // forgebox dies: its lock goes, nothing is committed
+	next, err := store.Begin(ws, nil, "next", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Discard()
+	if len(next.Recovered) != 1 {
+		t.Fatalf("recovered %q, want the dead run's record", next.Recovered)
+	}
+	if b, _ := os.ReadFile(filepath.Join(rw, "b")); string(b) != "B\n" {
+		t.Fatalf("the dead run's change to --rw: %q", b)
+	}
+	m, err := store.Find(ws, next.Recovered[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Undo(m, false, time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(rw, "b")); string(b) != "b\n" {
+		t.Fatalf("--rw after undo of the recovered run: %q", b)
 	}
 }

@@ -329,6 +329,7 @@ func runUndoRecord(r *history.Run) *undoShown {
 	var top []undo.Entry
 	for _, e := range m.Entries {
 		if !e.Sub {
+			e.Path = m.Shown(e) // a --rw path's absolute
 			top = append(top, e)
 		}
 	}
