@@ -244,6 +244,16 @@ func (g *guard) inRoots(path string) bool {
 }
 
 // release removes the placeholders no other run still holds.
+// committed tells the post-run check of root which files the run wrote
+// there (rootWatch.committed).
+func (g *guard) committed(root string, files map[string]bool) {
+	for _, w := range g.trees {
+		if w.root == root {
+			w.committed = files
+		}
+	}
+}
+
 func (g *guard) release() {
 	for _, w := range g.trees {
 		w.unregister()

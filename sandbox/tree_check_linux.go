@@ -19,6 +19,10 @@ type treeCheck struct {
 	judged map[string]bool
 	buf    []byte
 	bound  map[string]bool // read-only for the runs checked: unchanged
+	// only, when not nil, are the files the runs checked wrote in the
+	// directories that changed (rootWatch.committed): the others there
+	// were not theirs, and their set-ID bits are not looked at.
+	only map[string]bool
 }
 
 func (c *treeCheck) abs(rel string) string { return filepath.Join(c.ix.root, rel) }
@@ -188,7 +192,9 @@ func (c *treeCheck) changedDir(fd int, rel string, inRun bool) error {
 		case protectedEntry(e.name, depth):
 			c.judge(fd, rel, child, e, inRun)
 		case e.typ == unix.DT_REG && inRun:
-			c.setid(fd, rel, e)
+			if c.only == nil || c.only[child] {
+				c.setid(fd, rel, e)
+			}
 			if insideProtected {
 				c.existing(fd, rel, e)
 			}

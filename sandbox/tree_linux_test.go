@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -134,5 +135,52 @@ func TestTreeCheckSetid(t *testing.T) {
 		if st, err := os.Stat(p); err != nil || st.Mode() != want {
 			t.Errorf("%s: mode %v, want %v (%v)", p, st.Mode(), want, q.warnings)
 		}
+	}
+}
+
+// With undo, the commit's list is all the run wrote: the check strips the
+// set-ID bits of the files it names and reads no other file's mode in the
+// directories that changed; with another run of the root not yet checked
+// (its marker), it looks at every file again.
+func TestTreeCheckSetidCommitted(t *testing.T) {
+	for _, other := range []bool{false, true} {
+		t.Run(fmt.Sprintf("other-run-%v", other), func(t *testing.T) {
+			ws, store := t.TempDir(), treeStore{dir: t.TempDir()}
+			os.MkdirAll(filepath.Join(ws, "sub"), 0o755)
+			time.Sleep(60 * time.Millisecond)
+			w, err := watchRoot(store, ws, time.Now(), nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			w.keep(nil)
+			if other {
+				// A live run of the same root, registered before this one.
+				o, err := watchRoot(store, ws, time.Now().Add(-time.Second), nil)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.keep(nil)
+				defer o.unregister()
+			}
+			committed, beside := filepath.Join(ws, "sub", "committed"), filepath.Join(ws, "sub", "beside")
+			for _, p := range []string{committed, beside} {
+				os.WriteFile(p, []byte("x"), 0o755)
+				unix.Chmod(p, 0o4755)
+			}
+			w.committed = map[string]bool{"sub/committed": true}
+			var q quarantine
+			if err := w.check(&q); err != nil {
+				t.Fatal(err)
+			}
+			besideWant := os.FileMode(0o755 | os.ModeSetuid)
+			if other {
+				besideWant = 0o755
+			}
+			for p, want := range map[string]os.FileMode{committed: 0o755, beside: besideWant} {
+				if st, err := os.Stat(p); err != nil || st.Mode() != want {
+					t.Errorf("%s: mode %v, want %v (%v)", p, st.Mode(), want, q.warnings)
+				}
+			}
+		})
 	}
 }

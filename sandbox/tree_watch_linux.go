@@ -33,6 +33,10 @@ type rootWatch struct {
 	// skip are directories below the root that are not walked, by
 	// relative path, with their inode (treeIndex.skip).
 	skip map[string]uint64
+	// committed, when not nil, are the only entries the run wrote below
+	// the root (relative paths): the command wrote the root through undo's
+	// overlay, and the commit put exactly these in place (committedOnly).
+	committed map[string]bool
 }
 
 // watchRoot loads the index of root (building it when there is none) and
@@ -119,6 +123,25 @@ func (w *rootWatch) since(fine bool) (int64, []string, map[string]bool) {
 		since -= since%2e9 + 2e9
 	}
 	return since, dead, bound
+}
+
+// alone reports whether this run is the only one of its root not yet
+// checked: no other live run's marker and no dead one's.
+func (w *rootWatch) alone() bool {
+	earliest, dead, _ := w.earliestStart()
+	if len(dead) > 0 || earliest < w.start {
+		return false
+	}
+	if w.store.dir == "" {
+		return true
+	}
+	names, _ := os.ReadDir(w.store.key(w.root) + ".runs")
+	for _, n := range names {
+		if filepath.Join(w.store.key(w.root)+".runs", n.Name()) != w.marker {
+			return false
+		}
+	}
+	return true
 }
 
 // earliestStart reads the markers of the runs not yet checked: the
@@ -216,6 +239,12 @@ func (w *rootWatch) check(q *quarantine) error {
 	}
 	defer unix.Close(rootfd)
 	c := treeCheck{ix: ix, rootfd: rootfd, since: since, q: q, judged: map[string]bool{}, buf: make([]byte, 32<<10), bound: bound}
+	// The files a commit renamed in are the run's only writes; but a run
+	// not yet checked (one live beside this, or one whose forgebox died)
+	// may have written anything since its own start.
+	if w.committed != nil && len(dead) == 0 && w.alone() {
+		c.only = w.committed
+	}
 	if err := c.run(); err != nil {
 		return err
 	}

@@ -112,6 +112,20 @@ func (p *prepared) commitUndo(res *Result) <-chan struct{} {
 	pend := p.undo
 	p.undo = nil
 	m, err := pend.Commit(time.Now())
+	if err == nil && m != nil && p.guard != nil {
+		// What the commit put in place is all the command wrote in the
+		// roots it kept: the post-run check looks at no other file's
+		// set-ID bits there.
+		for _, root := range pend.Kept() {
+			files := map[string]bool{}
+			for _, e := range m.Entries {
+				if e.After != nil && m.RootPath(e.Root) == root {
+					files[e.Path] = true
+				}
+			}
+			p.guard.committed(root, files)
+		}
+	}
 	go func() {
 		pend.Release()
 		close(released)

@@ -64,6 +64,22 @@ func (p *Pending) Drop(root string) bool {
 	return slices.ContainsFunc(p.roots, func(r string) bool { return r != "" })
 }
 
+// Kept are the roots whose changes the record holds: the workspace and
+// the --rw paths, less those dropped. Only through these did the command
+// write them.
+func (p *Pending) Kept() []string {
+	var out []string
+	if !p.wsDropped {
+		out = append(out, p.ws)
+	}
+	for _, r := range p.roots {
+		if r != "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 const rootsName = "roots" // the record's --rw paths, NUL-separated, while it is pending
 
 // ID is the record's id.
