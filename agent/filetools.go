@@ -68,6 +68,14 @@ type EditChange struct {
 type Done struct {
 	Done bool   `json:"done" jsonschema:"the action was done"`
 	Path string `json:"path,omitempty" jsonschema:"the path acted on, for a file action"`
+	// UndoID names the undo record of a write (keepForUndo).
+	UndoID string `json:"undo_id,omitempty" jsonschema:"the undo record that takes this write back (the undo tool's id)"`
+}
+
+// EditOutput is the result of edit_file and multi_edit_file.
+type EditOutput struct {
+	files.EditResult
+	UndoID string `json:"undo_id,omitempty" jsonschema:"the undo record that takes this edit back (the undo tool's id)"`
 }
 
 func (s *server) addFileTools(srv *mcp.Server) {
@@ -150,35 +158,41 @@ func (s *server) readFile(_ context.Context, _ *mcp.CallToolRequest, in ReadInpu
 }
 
 func (s *server) writeFile(_ context.Context, _ *mcp.CallToolRequest, in WriteInput) (*mcp.CallToolResult, Done, error) {
+	keep := s.keepForUndo("write_file", in.Path)
 	if err := s.c.Files.Write(in.Path, in.Content, true); err != nil {
+		keep.discard()
 		return fileError(err), Done{}, nil
 	}
-	return textResult(fmt.Sprintf("wrote %d bytes to %s", len(in.Content), in.Path), false), Done{Done: true, Path: in.Path}, nil
+	id, note := keep.done()
+	return textResult(fmt.Sprintf("wrote %d bytes to %s%s", len(in.Content), in.Path, note), false), Done{Done: true, Path: in.Path, UndoID: id}, nil
 }
 
-func (s *server) editFile(_ context.Context, _ *mcp.CallToolRequest, in EditInput) (*mcp.CallToolResult, files.EditResult, error) {
-	return s.edit(in.Path, []files.Edit{{Old: in.OldString, New: in.NewString, All: in.ReplaceAll}})
+func (s *server) editFile(_ context.Context, _ *mcp.CallToolRequest, in EditInput) (*mcp.CallToolResult, EditOutput, error) {
+	return s.edit("edit_file", in.Path, []files.Edit{{Old: in.OldString, New: in.NewString, All: in.ReplaceAll}})
 }
 
-func (s *server) multiEditFile(_ context.Context, _ *mcp.CallToolRequest, in MultiEditInput) (*mcp.CallToolResult, files.EditResult, error) {
+func (s *server) multiEditFile(_ context.Context, _ *mcp.CallToolRequest, in MultiEditInput) (*mcp.CallToolResult, EditOutput, error) {
 	edits := make([]files.Edit, len(in.Edits))
 	for i, e := range in.Edits {
 		edits[i] = files.Edit{Old: e.OldString, New: e.NewString, All: e.ReplaceAll}
 	}
-	return s.edit(in.Path, edits)
+	return s.edit("multi_edit_file", in.Path, edits)
 }
 
-func (s *server) edit(path string, edits []files.Edit) (*mcp.CallToolResult, files.EditResult, error) {
+func (s *server) edit(tool, path string, edits []files.Edit) (*mcp.CallToolResult, EditOutput, error) {
+	keep := s.keepForUndo(tool, path)
 	r, err := s.c.Files.Edit(path, edits)
 	if err != nil {
-		return fileError(err), files.EditResult{}, nil
+		keep.discard()
+		return fileError(err), EditOutput{}, nil
 	}
+	id, note := keep.done()
 	lines := make([]string, len(r.Lines))
 	for i, l := range r.Lines {
 		lines[i] = fmt.Sprint(l)
 	}
-	text := fmt.Sprintf("edited %s: %d replacement(s), at line %s; the file is now %d bytes", r.Path, r.Replacements, strings.Join(lines, ", "), r.Size)
-	return textResult(text, false), r, nil
+	text := fmt.Sprintf("edited %s: %d replacement(s), at line %s; the file is now %d bytes%s", r.Path, r.Replacements, strings.Join(lines, ", "), r.Size, note)
+	return textResult(text, false), EditOutput{EditResult: r, UndoID: id}, nil
 }
 
 func (s *server) makeDirectory(_ context.Context, _ *mcp.CallToolRequest, in PathInput) (*mcp.CallToolResult, Done, error) {

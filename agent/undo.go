@@ -13,7 +13,7 @@ import (
 
 // UndoInput is the undo tool's arguments.
 type UndoInput struct {
-	ID     string `json:"id,omitempty" jsonschema:"the undo record to take back: a command result's changes.undo_id (default: the latest command of this server that changed the workspace and is not undone)"`
+	ID     string `json:"id,omitempty" jsonschema:"the undo record to take back: a command result's changes.undo_id, or a write's or an edit's undo_id (default: the latest command or write of this server that changed the workspace and is not undone)"`
 	DryRun bool   `json:"dry_run,omitempty" jsonschema:"only show what the undo would change and what it would overwrite"`
 }
 
@@ -30,7 +30,7 @@ type UndoOutput struct {
 const undoDescription = `Put the workspace back as it was before one of your earlier commands (run_shell_command, git), when its result had changes.undo_id.
 It restores every file the command changed, created or deleted, .git included (a git reset --hard, a git clean, an rm -rf are undone byte for byte), and keeps what it replaces, so an undo can itself be undone (its redo_id).
 You may undo the commands of this server's session that nothing changed since; anything else (another session's command, or paths changed after the command) needs the person: the result says so. dry_run shows what it would do.
-It does not undo the file tools (write_file, edit_file ...), shell sessions, effects outside the workspace, or network effects.`
+write_file, edit_file and multi_edit_file are undone alike (their result's undo_id); the other file tools (move, copy, delete, make_directory), shell sessions, effects outside the workspace and network effects are not.`
 
 func (s *server) addUndoTool(srv *mcp.Server) {
 	if s.c.Undo.Root == "" {
@@ -135,4 +135,60 @@ func (s *server) undoTarget(id string) (*undo.Manifest, error) {
 		}
 	}
 	return nil, errors.New("no command of this server left an undo record that is not undone: give the id (a result's changes.undo_id)")
+}
+
+// fileKeep is what a file tool keeps of the file it replaces, for undo.
+type fileKeep struct {
+	s    *server
+	snap *undo.Snapshot
+	// note is said in the result: the record, or why there is none.
+	note string
+}
+
+// keepForUndo keeps the file a write or an edit of path would replace, in
+// an undo record of the workspace, so that the undo tool (for the model:
+// the server's own) and forgebox undo take the change back like a
+// command's. Where undo cannot keep it the change goes on, and the result
+// says so; without undo (serve --no-undo) nothing is kept.
+func (s *server) keepForUndo(tool, path string) *fileKeep {
+	k := &fileKeep{s: s}
+	if s.c.Undo.Root == "" {
+		return k
+	}
+	rel, err := s.c.Files.Target(path)
+	if err != nil {
+		return k // the tool refuses it, with its own message
+	}
+	k.snap, err = s.c.Undo.Snapshot(s.c.Workspace, tool+" "+rel, []string{rel}, time.Now())
+	if err != nil {
+		k.note = fmt.Sprintf(" (no undo for this change: %v)", err)
+	}
+	return k
+}
+
+// discard drops what was kept: the change was refused.
+func (k *fileKeep) discard() {
+	if k.snap != nil {
+		k.snap.Discard()
+	}
+}
+
+// done records the change; it returns the record's id and the note for
+// the result.
+func (k *fileKeep) done() (string, string) {
+	if k.snap == nil {
+		return "", k.note
+	}
+	m, err := k.snap.Done(time.Now())
+	switch {
+	case err != nil:
+		return "", fmt.Sprintf(" (no undo for this change: %v)", err)
+	case m == nil || m.ID == "":
+		return "", ""
+	}
+	k.s.ownRecord(m.ID)
+	if _, err := k.s.c.Undo.MaybePrune(time.Now()); err != nil {
+		return m.ID, fmt.Sprintf("; undo: {\"id\": %q} (pruning the undo store: %v)", m.ID, err)
+	}
+	return m.ID, fmt.Sprintf("; undo: {\"id\": %q}", m.ID)
 }

@@ -313,6 +313,16 @@ func (f *FS) Edit(path string, edits []Edit) (EditResult, error) {
 	return f.edit(path, edits)
 }
 
+// Target is the file that Write or Edit of path would replace or create:
+// its canonical path below the root (slash-separated, symbolic links on
+// the way resolved, the final name not followed), so that a caller can
+// keep it before the change (package undo). It changes nothing, and fails
+// as the walk of Write would.
+func (f *FS) Target(path string) (string, error) {
+	defer f.hold()()
+	return f.targetPath(path)
+}
+
 // Mkdir makes a directory and the missing ones above it (0755 less the
 // umask). An existing directory is not an error.
 func (f *FS) Mkdir(path string) error {

@@ -35,3 +35,4 @@ func (f *FS) copy(string, string) error                     { return unsupported
 func (f *FS) remove(string, bool) error                     { return unsupported() }
 func (f *FS) mayRemove(string) error                        { return unsupported() }
 func (f *FS) edit(string, []Edit) (EditResult, error)       { return EditResult{}, unsupported() }
+func (f *FS) targetPath(string) (string, error)             { return "", unsupported() }

@@ -54,6 +54,23 @@ func (f *FS) write(p, content string, mkdirParents bool) error {
 	return nil
 }
 
+func (f *FS) targetPath(p string) (string, error) {
+	const op = "write"
+	r, err := f.parse(op, p)
+	if err != nil {
+		return "", err
+	}
+	l, err := f.resolve(r.comps, false)
+	if err != nil {
+		return "", f.walkError(op, p, err)
+	}
+	defer l.close(&f.h)
+	if l.isRoot() {
+		return "", refusal(op, p, KindIsDir, "the workspace root is a directory; name a file in it")
+	}
+	return join(l.path()), nil
+}
+
 // replaceable refuses to replace anything but a regular file.
 func replaceable(op, p string, path []string, st *unix.Stat_t) error {
 	switch {

@@ -571,3 +571,95 @@ func TestUndoRwPaths(t *testing.T) {
 		}
 	})
 }
+
+// The MCP file tools that replace a file (write_file, edit_file,
+// multi_edit_file) keep it in an undo record: the undo tool takes the
+// server's own writes back byte-exactly, forgebox undo takes back the
+// latest, a write through a symlinked directory keeps the file it really
+// replaced, and a later change refuses the undo and changes nothing.
+func TestUndoFileTools(t *testing.T) {
+	type done struct {
+		Done   bool   `json:"done"`
+		Path   string `json:"path"`
+		UndoID string `json:"undo_id"`
+	}
+	type undone struct {
+		Undone  bool                            `json:"undone"`
+		Blocked *struct{ Message, Hint string } `json:"blocked"`
+	}
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.undoProject()
+		if err := os.Symlink("src/lib", filepath.Join(e.ws, "libdir")); err != nil {
+			t.Fatal(err)
+		}
+		e.chown(filepath.Join(e.ws, "libdir"))
+		c := e.serveMCP(nil)
+		calls := []struct {
+			tool string
+			args map[string]any
+		}{
+			{"write_file", map[string]any{"path": "README", "content": "replaced\n"}},
+			{"write_file", map[string]any{"path": "docs/new/guide.md", "content": "new\n"}},
+			{"write_file", map[string]any{"path": "libdir/util.c", "content": "/* through a link */\n"}},
+			{"edit_file", map[string]any{"path": "src/main.c", "old_string": "return 42", "new_string": "return 7"}},
+			{"multi_edit_file", map[string]any{"path": "run.sh", "edits": []map[string]any{
+				{"old_string": "echo run", "new_string": "echo ran"}, {"old_string": "#!/bin/sh", "new_string": "#!/bin/bash"}}}},
+		}
+		for _, call := range calls {
+			before := treeHash(t, e.ws)
+			var out done
+			_, text := c.call(call.tool, call.args, &out)
+			if out.UndoID == "" || !strings.Contains(text, out.UndoID) {
+				t.Fatalf("%s %v: %s; want an undo_id", call.tool, call.args, text)
+			}
+			if treeHash(t, e.ws) == before {
+				t.Fatalf("%s changed nothing", call.tool)
+			}
+			var u undone
+			if _, text := c.call("undo", map[string]any{"id": out.UndoID}, &u); !u.Undone {
+				t.Fatalf("undo of %s: %s", call.tool, text)
+			}
+			if treeHash(t, e.ws) != before {
+				t.Fatalf("after undo of %s %v the workspace differs from before it", call.tool, call.args)
+			}
+		}
+
+		// The person's forgebox undo takes the latest write back.
+		before := treeHash(t, e.ws)
+		var out done
+		c.call("write_file", map[string]any{"path": "README", "content": "again\n"}, &out)
+		if r := e.run([]string{"undo"}); r.code != 0 || treeHash(t, e.ws) != before {
+			t.Fatalf("forgebox undo after write_file: %d %s %s", r.code, r.stdout, r.stderr)
+		}
+
+		// A change after the edit: the undo is refused, nothing changes.
+		c.call("edit_file", map[string]any{"path": "README", "old_string": "project", "new_string": "edited"}, &out)
+		e.write(filepath.Join(e.ws, "README"), "the person's edit\n")
+		mid := treeHash(t, e.ws)
+		var u undone
+		if _, text := c.call("undo", map[string]any{"id": out.UndoID}, &u); u.Undone || u.Blocked == nil {
+			t.Fatalf("undo over the person's later edit: %s; want it refused", text)
+		}
+		if treeHash(t, e.ws) != mid {
+			t.Fatal("a refused undo changed the workspace")
+		}
+
+		// A write the file tools refuse (a protected path, a link out of
+		// the workspace) leaves no record.
+		recs := func() int {
+			m, _ := filepath.Glob(filepath.Join(e.stateHome(), "forgebox", "undo", "*", "2*"))
+			return len(m)
+		}
+		n := recs()
+		os.Symlink(e.outside, filepath.Join(e.ws, "out"))
+		for _, p := range []string{".git/hooks/pre-commit", "out/x", "../escape"} {
+			var out done
+			if _, text := c.call("write_file", map[string]any{"path": p, "content": "x"}, &out); out.Done {
+				t.Fatalf("write_file %s: %s; want it refused", p, text)
+			}
+		}
+		if recs() != n {
+			t.Fatalf("refused writes left undo records (%d, were %d)", recs(), n)
+		}
+	})
+}

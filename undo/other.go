@@ -52,3 +52,17 @@ func (s Store) Plan(m *Manifest) ([]Change, []Conflict, error) { return nil, nil
 
 // Undo fails: see errOS.
 func (s Store) Undo(m *Manifest, force bool, now time.Time) (*Manifest, error) { return nil, errOS }
+
+// Snapshot is the record of a change the file tools make: see errOS.
+type Snapshot struct{}
+
+// Snapshot fails: see errOS.
+func (s Store) Snapshot(ws, command string, rels []string, now time.Time) (*Snapshot, error) {
+	return nil, errOS
+}
+
+// Done fails: see errOS.
+func (sn *Snapshot) Done(end time.Time) (*Manifest, error) { return nil, errOS }
+
+// Discard does nothing.
+func (sn *Snapshot) Discard() {}
