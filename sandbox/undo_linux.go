@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/forgebox/forgebox/pathtree"
 	"github.com/forgebox/forgebox/undo"
 )
 
@@ -116,7 +117,15 @@ func (p *prepared) commitUndo(res *Result) <-chan struct{} {
 		// What the commit put in place is all the command wrote in the
 		// roots it kept: the post-run check looks at no other file's
 		// set-ID bits there.
-		for _, root := range pend.Kept() {
+		kept := pend.Kept()
+		for _, root := range kept {
+			// A writable root beneath it that undo did not keep (a --rw
+			// file, an overlay refused) was written directly.
+			if slices.ContainsFunc(p.enforced.Writable, func(w string) bool {
+				return w != root && pathtree.Within(w, root) && !slices.Contains(kept, w)
+			}) {
+				continue
+			}
 			files := map[string]bool{}
 			for _, e := range m.Entries {
 				if e.After != nil && m.RootPath(e.Root) == root {
