@@ -310,6 +310,8 @@ func claudeAnswer(o hookOpts, in agent.ClaudeInput, js *runner.Judge, d *policy.
 			reason += fmt.Sprintf("; Claude Code's permission mode %q may not show you this prompt, so the command goes to forgebox run without an approval, "+
 				"and forgebox run refuses it unless you approve it there (forgebox policy approve --session %s -c 'COMMAND')", in.PermissionMode, session)
 		}
+	} else if d.NeedsUndo {
+		reason += "; it runs inside forgebox's sandbox, and forgebox undo can put back what it changes in the workspace"
 	} else {
 		reason += "; it runs inside forgebox's sandbox"
 	}

@@ -100,9 +100,10 @@ func TestHookGolden(t *testing.T) {
 		{"bad-config", []string{"--policy", "$ROOT/bad.json"}, 0, "ask", false},
 		{"deny-rule", []string{"--policy", "$ROOT/policy.json"}, 0, "deny", false},
 		{"wrap-allow", []string{"--wrap"}, 0, "allow", true},
+		{"wrap-undo", []string{"--wrap"}, 0, "allow", true}, // rm -rf src: undo can put it back, and the reason says so
 		{"wrap-quotes", []string{"--wrap"}, 0, "", true},
 		{"wrap-deny", []string{"--wrap"}, 0, "deny", false},
-		{"wrap-ask", []string{"--wrap", "--", "--no-undo"}, 0, "ask", true}, // with undo, git reset --hard runs unasked (policy/undo.go)
+		{"wrap-ask", []string{"--wrap", "--", "--no-undo"}, 0, "ask", true}, // with undo, git reset --hard runs unasked (policy/verdict.go)
 		{"wrap-ask-bypass", []string{"--wrap", "--", "--no-undo"}, 0, "ask", true},
 		{"wrap-nul", []string{"--wrap"}, 0, "deny", false},
 		{"wrap-run-flags", []string{"--wrap", "--", "--net", "host", "--memory", "4G"}, 0, "ask", true}, // npm test under --net host: not contained,
