@@ -280,16 +280,24 @@ func (c *committer) restore(e Entry, kept string) error {
 	}
 	c.m.Entries = append(c.m.Entries, ne)
 	if after.Type == "dir" {
-		filepath.WalkDir(h, func(q string, d fs.DirEntry, err error) error {
-			if err != nil || q == h {
-				return nil
-			}
-			r, _ := filepath.Rel(h, q)
-			if n, err := nodeOf(q); err == nil {
-				c.m.Entries = append(c.m.Entries, Entry{Path: path.Join(e.Path, filepath.ToSlash(r)), Op: OpCreated, Sub: true, After: n})
-			}
-			return nil
-		})
+		c.m.Entries = append(c.m.Entries, held(h, e.Path)...)
 	}
 	return nil
+}
+
+// held lists what a directory put in place at h (rel in its root) holds,
+// as entries that move with it (Entry.Sub).
+func held(h, rel string) []Entry {
+	var out []Entry
+	filepath.WalkDir(h, func(q string, d fs.DirEntry, err error) error {
+		if err != nil || q == h {
+			return nil
+		}
+		r, _ := filepath.Rel(h, q)
+		if n, err := nodeOf(q); err == nil {
+			out = append(out, Entry{Path: path.Join(rel, filepath.ToSlash(r)), Op: OpCreated, Sub: true, After: n})
+		}
+		return nil
+	})
+	return out
 }

@@ -180,16 +180,7 @@ func (sn *Snapshot) Done(end time.Time) (*Manifest, error) {
 		if before == nil && after != nil && after.Type == "dir" {
 			// A directory the change made: what it holds is listed, as a
 			// run's new directory is (Entry.Sub).
-			filepath.WalkDir(h, func(q string, d fs.DirEntry, err error) error {
-				if err != nil || q == h {
-					return nil
-				}
-				r, _ := filepath.Rel(h, q)
-				if n, err := nodeOf(q); err == nil {
-					m.Entries = append(m.Entries, Entry{Path: path.Join(rel, filepath.ToSlash(r)), Op: OpCreated, Sub: true, After: n})
-				}
-				return nil
-			})
+			m.Entries = append(m.Entries, held(h, rel)...)
 		}
 	}
 	m.summarize()
