@@ -663,3 +663,30 @@ func TestUndoFileTools(t *testing.T) {
 		}
 	})
 }
+
+// The store stays hidden from a run that has no undo itself (--no-undo; an
+// interactive run is alike) even when a --rw path holds it: the records of
+// every workspace (the files deleted there) are unread, and the run cannot
+// write a manifest that a later forgebox undo would follow.
+func TestUndoStoreHiddenFromRunsWithoutUndo(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.write(filepath.Join(e.ws, "secret.txt"), "kept-in-the-record\n")
+		first := e.undoRun("rm secret.txt")
+		store := filepath.Join(e.stateHome(), "forgebox", "undo")
+		matches, _ := filepath.Glob(filepath.Join(store, "*", first.Changes.UndoID))
+		if len(matches) != 1 {
+			t.Fatalf("record %s not found in %s", first.Changes.UndoID, store)
+		}
+		before := cacheListing(t, matches[0])
+		r := e.run([]string{"run", "--no-undo", "--rw", e.stateHome(), "-c", fmt.Sprintf("ls -A %[1]s; cat %[2]s/before/secret.txt %[2]s/manifest.json; echo evil > %[2]s/manifest.json", store, matches[0])})
+		if r.code == 125 {
+			t.Fatalf("run --no-undo --rw %s did not start: %s", e.stateHome(), r.stderr)
+		}
+		if strings.Contains(r.stdout, "kept-in-the-record") || strings.Contains(r.stdout, first.Changes.UndoID) {
+			t.Fatalf("a run without undo read the undo store through --rw %s:\n%s", e.stateHome(), r.stdout)
+		}
+		if got := cacheListing(t, matches[0]); got != before {
+			t.Fatalf("a run without undo changed the undo record: %s, was %s", got, before)
+		}
+	})
+}
