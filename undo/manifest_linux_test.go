@@ -81,3 +81,43 @@ func TestUndoDamagedManifest(t *testing.T) {
 		})
 	}
 }
+
+// A root whose parent became a symbolic link between the run and the undo
+// (a later run with a --rw path above it, the person) is refused, forced
+// or not: the undo would otherwise move files between the record and the
+// directory the link points to, outside the roots the run had.
+func TestUndoRefusesARootBehindASymlink(t *testing.T) {
+	root := t.TempDir()
+	ws, rw := filepath.Join(root, "p", "ws"), filepath.Join(root, "p", "rw")
+	store := StoreFor(filepath.Join(root, "state"))
+	write(t, filepath.Join(ws, "f.txt"), "ws\n")
+	write(t, filepath.Join(rw, "f.txt"), "rw\n")
+	p, err := store.Begin(ws, []string{rw}, "test", time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(p.Upper(), "f.txt"), "WS\n")
+	write(t, filepath.Join(p.RootDir(0), "upper", "f.txt"), "RW\n")
+	m, err := p.Commit(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// p moves away; a link named p points at another directory holding
+	// the same names.
+	other := filepath.Join(root, "other")
+	write(t, filepath.Join(other, "ws", "f.txt"), "other ws\n")
+	write(t, filepath.Join(other, "rw", "f.txt"), "other rw\n")
+	if err := os.Rename(filepath.Join(root, "p"), filepath.Join(root, "p.moved")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("other", filepath.Join(root, "p")); err != nil {
+		t.Fatal(err)
+	}
+	before := hashTree(t, other)
+	if _, err := store.Undo(m, true, time.Now()); err == nil {
+		t.Error("undo through a symlinked parent: no error")
+	}
+	if hashTree(t, other) != before {
+		t.Errorf("the undo changed %s, which the link pointed to", other)
+	}
+}
