@@ -184,3 +184,37 @@ func TestTreeCheckSetidCommitted(t *testing.T) {
 		})
 	}
 }
+
+// The commit-list shortcut also gives way to a run of another root that
+// overlaps this one (a shell session whose workspace or --rw path lies
+// inside it, a run whose forgebox died there): that run wrote the root's
+// directories directly, and its marker lies under its own root's key.
+func TestTreeCheckSetidCommittedNestedRun(t *testing.T) {
+	ws, store := t.TempDir(), treeStore{dir: t.TempDir()}
+	sub := filepath.Join(ws, "sub")
+	os.MkdirAll(sub, 0o755)
+	time.Sleep(60 * time.Millisecond)
+	w, err := watchRoot(store, ws, time.Now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.keep(nil)
+	// A live run of ws/sub, registered before this one.
+	o, err := watchRoot(store, sub, time.Now().Add(-time.Second), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.keep(nil)
+	defer o.unregister()
+	planted := filepath.Join(sub, "planted")
+	os.WriteFile(planted, []byte("x"), 0o755)
+	unix.Chmod(planted, 0o4755)
+	w.committed = map[string]bool{}
+	var q quarantine
+	if err := w.check(&q); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(planted); err != nil || st.Mode() != 0o755 {
+		t.Errorf("%s: mode %v, want 0755: the set-ID bit a run of %s set stayed (%v)", planted, st.Mode(), sub, q.warnings)
+	}
+}
