@@ -64,11 +64,18 @@ func protect(workspace string, roots []string, store treeStore, start time.Time,
 	for _, p := range g.paths {
 		bound = append(bound, p.Path)
 	}
+	own := map[string]bool{}
 	for _, w := range g.trees {
 		w.keep(bound)
 		if w.warning != "" {
 			g.warnings = append(g.warnings, w.warning)
 		}
+		if w.marker != "" {
+			own[w.marker] = true
+		}
+	}
+	for _, w := range g.trees {
+		w.own = own
 	}
 	return g, nil
 }

@@ -218,3 +218,29 @@ func TestTreeCheckSetidCommittedNestedRun(t *testing.T) {
 		t.Errorf("%s: mode %v, want 0755: the set-ID bit a run of %s set stayed (%v)", planted, st.Mode(), sub, q.warnings)
 	}
 }
+
+// The run's own markers of its other roots (the workspace and a --rw path
+// are watched together) are not another run: the shortcut still applies.
+func TestTreeCheckSetidCommittedOwnRoots(t *testing.T) {
+	base, store := t.TempDir(), treeStore{dir: t.TempDir()}
+	ws, rw := filepath.Join(base, "ws"), filepath.Join(base, "rw")
+	os.MkdirAll(filepath.Join(ws, "sub"), 0o755)
+	os.MkdirAll(rw, 0o755)
+	time.Sleep(60 * time.Millisecond)
+	g, err := protect(ws, []string{ws, rw}, store, time.Now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.release()
+	beside := filepath.Join(ws, "sub", "beside")
+	os.WriteFile(beside, []byte("x"), 0o755)
+	unix.Chmod(beside, 0o4755)
+	g.committed(ws, map[string]bool{})
+	var q quarantine
+	if err := g.trees[0].check(&q); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(beside); err != nil || st.Mode() != 0o755|os.ModeSetuid {
+		t.Errorf("%s: mode %v: the check looked past the commit's list, taking the run's own marker of %s for another run", beside, st.Mode(), rw)
+	}
+}

@@ -37,6 +37,9 @@ type rootWatch struct {
 	// the root (relative paths): the command wrote the root through undo's
 	// overlay, and the commit put exactly these in place (committedOnly).
 	committed map[string]bool
+	// own are the markers of this run, one per root it watches: not
+	// another run for alone.
+	own map[string]bool
 }
 
 // watchRoot loads the index of root (building it when there is none) and
@@ -125,8 +128,10 @@ func (w *rootWatch) since(fine bool) (int64, []string, map[string]bool) {
 	return since, dead, bound
 }
 
-// alone reports whether this run is the only one of its root not yet
-// checked: no other live run's marker and no dead one's.
+// alone reports whether this run is the only one not yet checked: no other
+// live run's marker and no dead one's, of any root. A root's markers lie
+// under its own key, which does not say where it lies: a run of a root
+// nested in this one, or holding it, wrote here directly too.
 func (w *rootWatch) alone() bool {
 	earliest, dead, _ := w.earliestStart()
 	if len(dead) > 0 || earliest < w.start {
@@ -135,10 +140,23 @@ func (w *rootWatch) alone() bool {
 	if w.store.dir == "" {
 		return true
 	}
-	names, _ := os.ReadDir(w.store.key(w.root) + ".runs")
-	for _, n := range names {
-		if filepath.Join(w.store.key(w.root)+".runs", n.Name()) != w.marker {
+	keys, err := os.ReadDir(w.store.dir)
+	if err != nil {
+		return false
+	}
+	for _, k := range keys {
+		if !k.IsDir() || !strings.HasSuffix(k.Name(), ".runs") {
+			continue
+		}
+		dir := filepath.Join(w.store.dir, k.Name())
+		names, err := os.ReadDir(dir)
+		if err != nil {
 			return false
+		}
+		for _, n := range names {
+			if p := filepath.Join(dir, n.Name()); p != w.marker && !w.own[p] {
+				return false
+			}
 		}
 	}
 	return true
