@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/forgebox/forgebox/pathtree"
+	"github.com/forgebox/forgebox/undo"
 	"golang.org/x/sys/unix"
 )
 
@@ -40,6 +42,30 @@ type rootWatch struct {
 	// own are the markers of this run, one per root it watches: not
 	// another run for alone.
 	own map[string]bool
+	// pending is the run's undo record while it awaits its commit
+	// (protectRun), named in the marker after pendingTag.
+	pending string
+}
+
+// pendingTag starts the entry of a marker that names the run's undo
+// record; the other entries are absolute paths.
+const pendingTag = "undo-record:"
+
+// released reports whether a dead run's marker may go once its root is
+// checked: a run whose changes still wait in its undo record has not
+// reached the root yet, and the run that carries them in starts after
+// they land (Begin commits before the guard is made).
+func released(marker string) bool {
+	b, err := os.ReadFile(marker)
+	if err != nil {
+		return true
+	}
+	for _, e := range strings.Split(string(b), "\x00") {
+		if dir, ok := strings.CutPrefix(e, pendingTag); ok && undo.AwaitsCommit(dir) {
+			return false
+		}
+	}
+	return true
 }
 
 // watchRoot loads the index of root (building it when there is none) and
@@ -194,7 +220,7 @@ func (w *rootWatch) earliestStart() (int64, []string, map[string]bool) {
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, n.Name())); err == nil {
 			for _, p := range strings.Split(string(b), "\x00") {
-				if p != "" {
+				if p != "" && !strings.HasPrefix(p, pendingTag) {
 					bound[p] = true
 				}
 			}
@@ -210,7 +236,11 @@ func (w *rootWatch) keep(paths []string) {
 	if w.marker == "" {
 		return
 	}
-	if err := os.WriteFile(w.marker, []byte(strings.Join(paths, "\x00")), 0o600); err != nil {
+	entries := paths
+	if w.pending != "" {
+		entries = append(slices.Clip(paths), pendingTag+w.pending)
+	}
+	if err := os.WriteFile(w.marker, []byte(strings.Join(entries, "\x00")), 0o600); err != nil {
 		w.warning = fmt.Sprintf("cannot register the run in %s (%v): if forgebox is killed before the run ends, what it planted in %s is not checked", w.store.dir, err, w.root)
 		os.Remove(w.marker)
 		w.marker = ""
@@ -272,7 +302,9 @@ func (w *rootWatch) check(q *quarantine) error {
 		}
 	}
 	for _, m := range dead {
-		os.Remove(m)
+		if released(m) {
+			os.Remove(m)
+		}
 	}
 	return nil
 }
