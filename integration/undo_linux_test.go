@@ -733,3 +733,32 @@ func TestUndoKilledRunPlantIsChecked(t *testing.T) {
 		}
 	})
 }
+
+// The MCP file tools do not reach the undo store either, where forgebox's
+// state lies inside the server's workspace (XDG_STATE_HOME in a project):
+// the records of other workspaces, with the files deleted there, are not
+// read.
+func TestUndoStoreHiddenFromFileTools(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		state := filepath.Join(e.ws, ".state")
+		if err := os.MkdirAll(state, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		e.chown(state)
+		e.extra = append(e.extra, "XDG_STATE_HOME="+state)
+		other := filepath.Join(e.dir, "other")
+		e.write(filepath.Join(other, "s.txt"), "kept-in-the-record\n")
+		if r := e.run([]string{"run", "-c", "rm s.txt"}, inDir(other)); r.code != 0 {
+			t.Fatalf("run in %s: %d %s", other, r.code, r.stderr)
+		}
+		kept, _ := filepath.Glob(filepath.Join(state, "forgebox", "undo", "*", "2*", "before", "s.txt"))
+		if len(kept) != 1 {
+			t.Fatalf("the record of the run in %s is not in %s", other, state)
+		}
+		rel, _ := filepath.Rel(e.ws, kept[0])
+		c := e.serveMCP(nil)
+		if _, text := c.call("read_file", map[string]any{"path": rel}, nil); strings.Contains(text, "kept-in-the-record") {
+			t.Fatalf("read_file %s read the undo store: %s", rel, text)
+		}
+	})
+}
