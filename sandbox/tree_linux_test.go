@@ -244,3 +244,35 @@ func TestTreeCheckSetidCommittedOwnRoots(t *testing.T) {
 		t.Errorf("%s: mode %v: the check looked past the commit's list, taking the run's own marker of %s for another run", beside, st.Mode(), rw)
 	}
 }
+
+// A live run of a root that does not overlap this one (another project)
+// leaves the shortcut on.
+func TestTreeCheckSetidCommittedUnrelatedRun(t *testing.T) {
+	base, store := t.TempDir(), treeStore{dir: t.TempDir()}
+	ws, elsewhere := filepath.Join(base, "ws"), filepath.Join(base, "ws2")
+	os.MkdirAll(filepath.Join(ws, "sub"), 0o755)
+	os.MkdirAll(elsewhere, 0o755)
+	time.Sleep(60 * time.Millisecond)
+	w, err := watchRoot(store, ws, time.Now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.keep(nil)
+	o, err := watchRoot(store, elsewhere, time.Now().Add(-time.Second), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.keep(nil)
+	defer o.unregister()
+	beside := filepath.Join(ws, "sub", "beside")
+	os.WriteFile(beside, []byte("x"), 0o755)
+	unix.Chmod(beside, 0o4755)
+	w.committed = map[string]bool{}
+	var q quarantine
+	if err := w.check(&q); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(beside); err != nil || st.Mode() != 0o755|os.ModeSetuid {
+		t.Errorf("%s: mode %v: a run of %s turned the shortcut off", beside, st.Mode(), elsewhere)
+	}
+}

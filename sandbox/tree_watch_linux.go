@@ -47,9 +47,28 @@ type rootWatch struct {
 	pending string
 }
 
-// pendingTag starts the entry of a marker that names the run's undo
-// record; the other entries are absolute paths.
-const pendingTag = "undo-record:"
+// Tags start the entries of a marker that are not paths kept read-only
+// (those are absolute): pendingTag names the run's undo record, rootTag
+// the root the marker is of (its key does not say).
+const (
+	pendingTag = "undo-record:"
+	rootTag    = "root:"
+)
+
+// overlaps reports whether the run of marker may have written below
+// root: its root lies inside root or holds it, or the marker does not say.
+func overlaps(marker, root string) bool {
+	b, err := os.ReadFile(marker)
+	if err != nil {
+		return !os.IsNotExist(err) // gone: checked since
+	}
+	for _, e := range strings.Split(string(b), "\x00") {
+		if r, ok := strings.CutPrefix(e, rootTag); ok {
+			return pathtree.Within(r, root) || pathtree.Within(root, r)
+		}
+	}
+	return true
+}
 
 // released reports whether a dead run's marker may go once its root is
 // checked: a run whose changes still wait in its undo record has not
@@ -155,9 +174,10 @@ func (w *rootWatch) since(fine bool) (int64, []string, map[string]bool) {
 }
 
 // alone reports whether this run is the only one not yet checked: no other
-// live run's marker and no dead one's, of any root. A root's markers lie
-// under its own key, which does not say where it lies: a run of a root
-// nested in this one, or holding it, wrote here directly too.
+// live run's marker and no dead one's, of this root or one that overlaps
+// it. A root's markers lie under its own key, which does not say where it
+// lies (the marker does, rootTag): a run of a root nested in this one, or
+// holding it, wrote here directly too.
 func (w *rootWatch) alone() bool {
 	earliest, dead, _ := w.earliestStart()
 	if len(dead) > 0 || earliest < w.start {
@@ -180,7 +200,7 @@ func (w *rootWatch) alone() bool {
 			return false
 		}
 		for _, n := range names {
-			if p := filepath.Join(dir, n.Name()); p != w.marker && !w.own[p] {
+			if p := filepath.Join(dir, n.Name()); p != w.marker && !w.own[p] && overlaps(p, w.root) {
 				return false
 			}
 		}
@@ -220,7 +240,7 @@ func (w *rootWatch) earliestStart() (int64, []string, map[string]bool) {
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, n.Name())); err == nil {
 			for _, p := range strings.Split(string(b), "\x00") {
-				if p != "" && !strings.HasPrefix(p, pendingTag) {
+				if filepath.IsAbs(p) {
 					bound[p] = true
 				}
 			}
@@ -236,9 +256,9 @@ func (w *rootWatch) keep(paths []string) {
 	if w.marker == "" {
 		return
 	}
-	entries := paths
+	entries := append(slices.Clip(paths), rootTag+w.root)
 	if w.pending != "" {
-		entries = append(slices.Clip(paths), pendingTag+w.pending)
+		entries = append(entries, pendingTag+w.pending)
 	}
 	if err := os.WriteFile(w.marker, []byte(strings.Join(entries, "\x00")), 0o600); err != nil {
 		w.warning = fmt.Sprintf("cannot register the run in %s (%v): if forgebox is killed before the run ends, what it planted in %s is not checked", w.store.dir, err, w.root)
