@@ -276,3 +276,26 @@ func TestTreeCheckSetidCommittedUnrelatedRun(t *testing.T) {
 		t.Errorf("%s: mode %v: a run of %s turned the shortcut off", beside, st.Mode(), elsewhere)
 	}
 }
+
+// alone reads every root's markers: its cost with 200 roots indexed, none
+// of them live.
+func BenchmarkAlone200Roots(b *testing.B) {
+	store := treeStore{dir: b.TempDir()}
+	base := b.TempDir()
+	for i := range 200 {
+		os.MkdirAll(store.key(filepath.Join(base, fmt.Sprint(i)))+".runs", 0o700)
+	}
+	ws := filepath.Join(base, "ws")
+	os.MkdirAll(ws, 0o755)
+	w, err := watchRoot(store, ws, time.Now(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.keep(nil)
+	defer w.unregister()
+	for b.Loop() {
+		if !w.alone() {
+			b.Fatal("not alone")
+		}
+	}
+}

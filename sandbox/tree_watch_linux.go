@@ -310,8 +310,13 @@ func (w *rootWatch) check(q *quarantine) error {
 	// The files a commit renamed in are the run's only writes; but a run
 	// not yet checked (one live beside this, or one whose forgebox died)
 	// may have written anything since its own start.
-	if w.committed != nil && len(dead) == 0 && w.alone() {
-		c.only = w.committed
+	if w.committed != nil && len(dead) == 0 {
+		c.shortcut = func() map[string]bool {
+			if w.alone() {
+				return w.committed
+			}
+			return nil
+		}
 	}
 	if err := c.run(); err != nil {
 		return err
