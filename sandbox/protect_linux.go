@@ -47,6 +47,14 @@ type watch struct {
 // skip are host directories (with their inodes) the post-run check does
 // not walk: private caches mounted over them, which the run cannot change.
 func protect(workspace string, roots []string, store treeStore, start time.Time, skip map[string]uint64) (*guard, error) {
+	return protectRun(workspace, roots, store, start, skip, "")
+}
+
+// protectRun is protect for a run whose changes wait in the undo record
+// pending (undo.Pending.Dir) until its commit: its markers name the
+// record, so that if forgebox dies, a later check of a root does not
+// forget the run before the record is carried in (rootWatch.check).
+func protectRun(workspace string, roots []string, store treeStore, start time.Time, skip map[string]uint64, pending string) (*guard, error) {
 	g := &guard{workspace: workspace, roots: roots, budget: nestedBinds}
 	for _, r := range roots {
 		w, err := watchRoot(store, r, start, skip)
@@ -54,6 +62,7 @@ func protect(workspace string, roots []string, store treeStore, start time.Time,
 			g.release()
 			return nil, err
 		}
+		w.pending = pending
 		g.trees = append(g.trees, w)
 		if err := g.root(r, r == workspace, w.ix); err != nil {
 			g.release()
@@ -64,11 +73,18 @@ func protect(workspace string, roots []string, store treeStore, start time.Time,
 	for _, p := range g.paths {
 		bound = append(bound, p.Path)
 	}
+	own := map[string]bool{}
 	for _, w := range g.trees {
 		w.keep(bound)
 		if w.warning != "" {
 			g.warnings = append(g.warnings, w.warning)
 		}
+		if w.marker != "" {
+			own[w.marker] = true
+		}
+	}
+	for _, w := range g.trees {
+		w.own = own
 	}
 	return g, nil
 }

@@ -21,8 +21,20 @@ type treeCheck struct {
 	bound  map[string]bool // read-only for the runs checked: unchanged
 	// only, when not nil, are the files the runs checked wrote in the
 	// directories that changed (rootWatch.committed): the others there
-	// were not theirs, and their set-ID bits are not looked at.
-	only map[string]bool
+	// were not theirs, and their set-ID bits are not looked at. shortcut
+	// gives it when first needed: finding that no other run overlaps
+	// reads every root's markers, which a run that changed nothing
+	// should not pay for.
+	only     map[string]bool
+	shortcut func() map[string]bool
+}
+
+// onlyFiles is only, from shortcut on first use.
+func (c *treeCheck) onlyFiles() map[string]bool {
+	if c.shortcut != nil {
+		c.only, c.shortcut = c.shortcut(), nil
+	}
+	return c.only
 }
 
 func (c *treeCheck) abs(rel string) string { return filepath.Join(c.ix.root, rel) }
@@ -192,7 +204,7 @@ func (c *treeCheck) changedDir(fd int, rel string, inRun bool) error {
 		case protectedEntry(e.name, depth):
 			c.judge(fd, rel, child, e, inRun)
 		case e.typ == unix.DT_REG && inRun:
-			if c.only == nil || c.only[child] {
+			if only := c.onlyFiles(); only == nil || only[child] {
 				c.setid(fd, rel, e)
 			}
 			if insideProtected {

@@ -184,3 +184,118 @@ func TestTreeCheckSetidCommitted(t *testing.T) {
 		})
 	}
 }
+
+// The commit-list shortcut also gives way to a run of another root that
+// overlaps this one (a shell session whose workspace or --rw path lies
+// inside it, a run whose forgebox died there): that run wrote the root's
+// directories directly, and its marker lies under its own root's key.
+func TestTreeCheckSetidCommittedNestedRun(t *testing.T) {
+	ws, store := t.TempDir(), treeStore{dir: t.TempDir()}
+	sub := filepath.Join(ws, "sub")
+	os.MkdirAll(sub, 0o755)
+	time.Sleep(60 * time.Millisecond)
+	w, err := watchRoot(store, ws, time.Now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.keep(nil)
+	// A live run of ws/sub, registered before this one.
+	o, err := watchRoot(store, sub, time.Now().Add(-time.Second), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.keep(nil)
+	defer o.unregister()
+	planted := filepath.Join(sub, "planted")
+	os.WriteFile(planted, []byte("x"), 0o755)
+	unix.Chmod(planted, 0o4755)
+	w.committed = map[string]bool{}
+	var q quarantine
+	if err := w.check(&q); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(planted); err != nil || st.Mode() != 0o755 {
+		t.Errorf("%s: mode %v, want 0755: the set-ID bit a run of %s set stayed (%v)", planted, st.Mode(), sub, q.warnings)
+	}
+}
+
+// The run's own markers of its other roots (the workspace and a --rw path
+// are watched together) are not another run: the shortcut still applies.
+func TestTreeCheckSetidCommittedOwnRoots(t *testing.T) {
+	base, store := t.TempDir(), treeStore{dir: t.TempDir()}
+	ws, rw := filepath.Join(base, "ws"), filepath.Join(base, "rw")
+	os.MkdirAll(filepath.Join(ws, "sub"), 0o755)
+	os.MkdirAll(rw, 0o755)
+	time.Sleep(60 * time.Millisecond)
+	g, err := protect(ws, []string{ws, rw}, store, time.Now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer g.release()
+	beside := filepath.Join(ws, "sub", "beside")
+	os.WriteFile(beside, []byte("x"), 0o755)
+	unix.Chmod(beside, 0o4755)
+	g.committed(ws, map[string]bool{})
+	var q quarantine
+	if err := g.trees[0].check(&q); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(beside); err != nil || st.Mode() != 0o755|os.ModeSetuid {
+		t.Errorf("%s: mode %v: the check looked past the commit's list, taking the run's own marker of %s for another run", beside, st.Mode(), rw)
+	}
+}
+
+// A live run of a root that does not overlap this one (another project)
+// leaves the shortcut on.
+func TestTreeCheckSetidCommittedUnrelatedRun(t *testing.T) {
+	base, store := t.TempDir(), treeStore{dir: t.TempDir()}
+	ws, elsewhere := filepath.Join(base, "ws"), filepath.Join(base, "ws2")
+	os.MkdirAll(filepath.Join(ws, "sub"), 0o755)
+	os.MkdirAll(elsewhere, 0o755)
+	time.Sleep(60 * time.Millisecond)
+	w, err := watchRoot(store, ws, time.Now(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.keep(nil)
+	o, err := watchRoot(store, elsewhere, time.Now().Add(-time.Second), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o.keep(nil)
+	defer o.unregister()
+	beside := filepath.Join(ws, "sub", "beside")
+	os.WriteFile(beside, []byte("x"), 0o755)
+	unix.Chmod(beside, 0o4755)
+	w.committed = map[string]bool{}
+	var q quarantine
+	if err := w.check(&q); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(beside); err != nil || st.Mode() != 0o755|os.ModeSetuid {
+		t.Errorf("%s: mode %v: a run of %s turned the shortcut off", beside, st.Mode(), elsewhere)
+	}
+}
+
+// alone reads every root's markers: its cost with 200 roots indexed, none
+// of them live.
+func BenchmarkAlone200Roots(b *testing.B) {
+	store := treeStore{dir: b.TempDir()}
+	base := b.TempDir()
+	for i := range 200 {
+		os.MkdirAll(store.key(filepath.Join(base, fmt.Sprint(i)))+".runs", 0o700)
+	}
+	ws := filepath.Join(base, "ws")
+	os.MkdirAll(ws, 0o755)
+	w, err := watchRoot(store, ws, time.Now(), nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w.keep(nil)
+	defer w.unregister()
+	for b.Loop() {
+		if !w.alone() {
+			b.Fatal("not alone")
+		}
+	}
+}

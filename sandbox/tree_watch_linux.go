@@ -4,11 +4,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/forgebox/forgebox/pathtree"
+	"github.com/forgebox/forgebox/undo"
 	"golang.org/x/sys/unix"
 )
 
@@ -37,6 +39,52 @@ type rootWatch struct {
 	// the root (relative paths): the command wrote the root through undo's
 	// overlay, and the commit put exactly these in place (committedOnly).
 	committed map[string]bool
+	// own are the markers of this run, one per root it watches: not
+	// another run for alone.
+	own map[string]bool
+	// pending is the run's undo record while it awaits its commit
+	// (protectRun), named in the marker after pendingTag.
+	pending string
+}
+
+// Tags start the entries of a marker that are not paths kept read-only
+// (those are absolute): pendingTag names the run's undo record, rootTag
+// the root the marker is of (its key does not say).
+const (
+	pendingTag = "undo-record:"
+	rootTag    = "root:"
+)
+
+// overlaps reports whether the run of marker may have written below
+// root: its root lies inside root or holds it, or the marker does not say.
+func overlaps(marker, root string) bool {
+	b, err := os.ReadFile(marker)
+	if err != nil {
+		return !os.IsNotExist(err) // gone: checked since
+	}
+	for _, e := range strings.Split(string(b), "\x00") {
+		if r, ok := strings.CutPrefix(e, rootTag); ok {
+			return pathtree.Within(r, root) || pathtree.Within(root, r)
+		}
+	}
+	return true
+}
+
+// released reports whether a dead run's marker may go once its root is
+// checked: a run whose changes still wait in its undo record has not
+// reached the root yet, and the run that carries them in starts after
+// they land (Begin commits before the guard is made).
+func released(marker string) bool {
+	b, err := os.ReadFile(marker)
+	if err != nil {
+		return true
+	}
+	for _, e := range strings.Split(string(b), "\x00") {
+		if dir, ok := strings.CutPrefix(e, pendingTag); ok && undo.AwaitsCommit(dir) {
+			return false
+		}
+	}
+	return true
 }
 
 // watchRoot loads the index of root (building it when there is none) and
@@ -125,8 +173,11 @@ func (w *rootWatch) since(fine bool) (int64, []string, map[string]bool) {
 	return since, dead, bound
 }
 
-// alone reports whether this run is the only one of its root not yet
-// checked: no other live run's marker and no dead one's.
+// alone reports whether this run is the only one not yet checked: no other
+// live run's marker and no dead one's, of this root or one that overlaps
+// it. A root's markers lie under its own key, which does not say where it
+// lies (the marker does, rootTag): a run of a root nested in this one, or
+// holding it, wrote here directly too.
 func (w *rootWatch) alone() bool {
 	earliest, dead, _ := w.earliestStart()
 	if len(dead) > 0 || earliest < w.start {
@@ -135,10 +186,23 @@ func (w *rootWatch) alone() bool {
 	if w.store.dir == "" {
 		return true
 	}
-	names, _ := os.ReadDir(w.store.key(w.root) + ".runs")
-	for _, n := range names {
-		if filepath.Join(w.store.key(w.root)+".runs", n.Name()) != w.marker {
+	keys, err := os.ReadDir(w.store.dir)
+	if err != nil {
+		return false
+	}
+	for _, k := range keys {
+		if !k.IsDir() || !strings.HasSuffix(k.Name(), ".runs") {
+			continue
+		}
+		dir := filepath.Join(w.store.dir, k.Name())
+		names, err := os.ReadDir(dir)
+		if err != nil {
 			return false
+		}
+		for _, n := range names {
+			if p := filepath.Join(dir, n.Name()); p != w.marker && !w.own[p] && overlaps(p, w.root) {
+				return false
+			}
 		}
 	}
 	return true
@@ -176,7 +240,7 @@ func (w *rootWatch) earliestStart() (int64, []string, map[string]bool) {
 		}
 		if b, err := os.ReadFile(filepath.Join(dir, n.Name())); err == nil {
 			for _, p := range strings.Split(string(b), "\x00") {
-				if p != "" {
+				if filepath.IsAbs(p) {
 					bound[p] = true
 				}
 			}
@@ -192,7 +256,11 @@ func (w *rootWatch) keep(paths []string) {
 	if w.marker == "" {
 		return
 	}
-	if err := os.WriteFile(w.marker, []byte(strings.Join(paths, "\x00")), 0o600); err != nil {
+	entries := append(slices.Clip(paths), rootTag+w.root)
+	if w.pending != "" {
+		entries = append(entries, pendingTag+w.pending)
+	}
+	if err := os.WriteFile(w.marker, []byte(strings.Join(entries, "\x00")), 0o600); err != nil {
 		w.warning = fmt.Sprintf("cannot register the run in %s (%v): if forgebox is killed before the run ends, what it planted in %s is not checked", w.store.dir, err, w.root)
 		os.Remove(w.marker)
 		w.marker = ""
@@ -242,8 +310,13 @@ func (w *rootWatch) check(q *quarantine) error {
 	// The files a commit renamed in are the run's only writes; but a run
 	// not yet checked (one live beside this, or one whose forgebox died)
 	// may have written anything since its own start.
-	if w.committed != nil && len(dead) == 0 && w.alone() {
-		c.only = w.committed
+	if w.committed != nil && len(dead) == 0 {
+		c.shortcut = func() map[string]bool {
+			if w.alone() {
+				return w.committed
+			}
+			return nil
+		}
 	}
 	if err := c.run(); err != nil {
 		return err
@@ -254,7 +327,9 @@ func (w *rootWatch) check(q *quarantine) error {
 		}
 	}
 	for _, m := range dead {
-		os.Remove(m)
+		if released(m) {
+			os.Remove(m)
+		}
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -39,13 +40,19 @@ func UndoPossible(s Spec) error {
 // the others are named in a warning (the judge counts undo only for the
 // workspace, so a run never requires them).
 func (p *prepared) planUndo(s Spec, l *layout, grants map[string]bool) error {
+	store := undo.StoreFor(s.StateDir)
+	// The store is hidden from every run, with undo or not: a --rw path
+	// holding forgebox's state would show the records of every workspace
+	// (what was deleted there) to a run that has no undo of its own.
+	if st, err := os.Lstat(store.Root); store.Root != "" && err == nil && st.IsDir() {
+		l.UndoStore = store.Root
+	}
 	if !s.Undo || l.Profile == ProfileReadOnly {
 		if s.RequireUndo {
 			return &SetupError{Step: "undo", Message: "the command was allowed only because forgebox undo could take it back, and this run has no undo: run it with --no-undo to be asked about it instead"}
 		}
 		return nil
 	}
-	store := undo.StoreFor(s.StateDir)
 	var roots []string
 	for _, root := range l.Writable {
 		if root == l.Workspace {

@@ -17,7 +17,8 @@ type layout struct {
 	ReadOnly  []string   // --ro paths
 	Hide      []hostPath // --hide paths that exist
 	// Undo is the run's undo record (Dir/upper, Dir/work): the workspace
-	// is an overlay on the host's, and Store (the undo store) is hidden.
+	// is an overlay on the host's. UndoStore, the undo store, is hidden from
+	// every run that has one (planUndo), with undo or not.
 	// UndoRw are the --rw paths kept in the record too, each with its
 	// part (upper/, work/ as in Undo).
 	Undo, UndoStore string
@@ -203,11 +204,11 @@ func (v *viewBuilder) grants(l layout) error {
 		v.put(it)
 		v.enf.Undo = true
 	}
-	if l.Undo != "" || len(l.UndoRw) > 0 {
-		if l.UndoStore != "" && !v.has(l.UndoStore) {
-			v.put(viewItem{Kind: kindCover, Path: l.UndoStore, Dir: true})
-			v.enf.Hidden = append(v.enf.Hidden, l.UndoStore)
-		}
+	// The undo store is hidden whether this run has undo or not
+	// (planUndo).
+	if l.UndoStore != "" && !v.has(l.UndoStore) {
+		v.put(viewItem{Kind: kindCover, Path: l.UndoStore, Dir: true})
+		v.enf.Hidden = append(v.enf.Hidden, l.UndoStore)
 	}
 	for _, p := range l.ReadOnly {
 		if slices.Contains(l.Writable, p) {

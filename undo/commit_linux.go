@@ -87,6 +87,14 @@ func (p *Pending) ID() string { return p.id }
 
 const pendingName = "pending"
 
+// AwaitsCommit reports whether the record at dir (Pending.Dir) holds a
+// run's changes not yet carried into its roots: its run is going on, or
+// its forgebox died and no run of its workspace has carried it in yet.
+func AwaitsCommit(dir string) bool {
+	_, err := os.Lstat(filepath.Join(dir, pendingName))
+	return err == nil
+}
+
 // Begin makes the record of a run in workspace ws (canonical), keeping the
 // --rw paths roots too (canonical directories that passed CheckRoot).
 // Each upper directory gets its root's mode and owner: the overlay's root

@@ -22,7 +22,12 @@ type hostDirs struct {
 }
 
 func openHostDirs(ws string) (*hostDirs, error) {
-	fd, err := unix.Open(ws, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC|unix.O_NOFOLLOW, 0)
+	// The root is canonical (the run resolved it): a symlink on its way
+	// now, even above it, would move files in and out of another
+	// directory.
+	how := unix.OpenHow{Flags: unix.O_PATH | unix.O_DIRECTORY | unix.O_CLOEXEC | unix.O_NOFOLLOW,
+		Resolve: unix.RESOLVE_NO_SYMLINKS | unix.RESOLVE_NO_MAGICLINKS}
+	fd, err := unix.Openat2(unix.AT_FDCWD, ws, &how)
 	if err != nil {
 		return nil, fmt.Errorf("open workspace %s: %w", ws, err)
 	}
@@ -37,8 +42,8 @@ func (d *hostDirs) path(rel string) (string, error) {
 	dir, name := path.Dir(rel), path.Base(rel)
 	if rel == "" || rel == "." {
 		// The workspace itself (its mode): /proc/self/fd/N would be the
-		// link, not the directory, to lstat.
-		return d.ws, nil
+		// link, not the directory, to lstat; N/. is the directory pinned.
+		return "/proc/self/fd/" + strconv.Itoa(d.root) + "/.", nil
 	}
 	fd, ok := d.fds[dir]
 	if !ok {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -153,8 +154,48 @@ func readManifest(dir string) (*Manifest, error) {
 	if err := json.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("read undo record %s: %w", dir, err)
 	}
+	if err := m.check(); err != nil {
+		return nil, fmt.Errorf("undo record %s is damaged: %w", dir, err)
+	}
 	m.dir = dir
 	return &m, nil
+}
+
+// check refuses a manifest forgebox would not have written (a crash, a
+// disk error: a command cannot reach the store): every path it names must
+// lie in its root, and every entry must hold what its undo reads. Commit,
+// Plan and Undo trust what it lets through.
+func (m *Manifest) check() error {
+	if !filepath.IsAbs(m.Workspace) || filepath.Clean(m.Workspace) != m.Workspace {
+		return fmt.Errorf("workspace %q is not a clean absolute path", m.Workspace)
+	}
+	for i, r := range m.Roots {
+		if r != "" && (!filepath.IsAbs(r) || filepath.Clean(r) != r) {
+			return fmt.Errorf("root %d %q is not a clean absolute path", i+1, r)
+		}
+	}
+	for i, e := range m.Entries {
+		if e.Root < 0 || e.Root > len(m.Roots) || e.Root > 0 && m.Roots[e.Root-1] == "" {
+			return fmt.Errorf("entry %d: no root %d", i, e.Root)
+		}
+		// "" is the root itself, whose mode alone a run changes.
+		if !(e.Path == "" && e.Op == OpMode) && (path.Clean(e.Path) != e.Path || !filepath.IsLocal(e.Path) || e.Path == ".") {
+			return fmt.Errorf("entry %d: path %q does not lie inside its root", i, e.Path)
+		}
+		var ok bool
+		switch e.Op {
+		case OpCreated:
+			ok = e.After != nil
+		case OpDeleted:
+			ok = e.Before != nil
+		case OpModified, OpMode:
+			ok = e.Before != nil && e.After != nil
+		}
+		if !ok {
+			return fmt.Errorf("entry %d (%s): op %q without what it was or became", i, e.Path, e.Op)
+		}
+	}
+	return nil
 }
 
 // write replaces the manifest through a temporary file: a record is
