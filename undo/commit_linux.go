@@ -256,7 +256,7 @@ func (p *Pending) Commit(end time.Time) (*Manifest, error) {
 			p.held = nil
 		}
 	}()
-	l, err := lockWorkspace(filepath.Dir(p.dir))
+	l, err := p.store.lockRoots(p.ws, p.roots)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -40,6 +41,39 @@ func lockWorkspace(dir string) (*wsLock, error) {
 }
 
 func (l *wsLock) unlock() { l.f.Close() }
+
+// lockRoots takes the locks of the records of every root a record
+// touches (its workspace's and its --rw paths'), in one order for every
+// caller, so that two workspaces sharing a --rw path never commit or undo
+// there at once, and never wait for each other in a circle.
+func (s Store) lockRoots(ws string, roots []string) (*rootLocks, error) {
+	dirs := []string{s.dirOf(ws)}
+	for _, r := range roots {
+		if r != "" {
+			dirs = append(dirs, s.dirOf(r))
+		}
+	}
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	ls := &rootLocks{}
+	for _, d := range dirs {
+		l, err := lockWorkspace(d)
+		if err != nil {
+			ls.unlock()
+			return nil, err
+		}
+		ls.held = append(ls.held, l)
+	}
+	return ls, nil
+}
+
+type rootLocks struct{ held []*wsLock }
+
+func (ls *rootLocks) unlock() {
+	for _, l := range ls.held {
+		l.unlock()
+	}
+}
 
 // nodeOf describes the entry at p, without following a symlink.
 func nodeOf(p string) (*Node, error) {

@@ -134,7 +134,15 @@ func (s Store) Prune(now time.Time) ([]string, error) {
 		if now.Sub(m.End) <= l.MaxAge && total <= l.MaxBytes {
 			break
 		}
-		if err := rmtree.All(m.dir); err != nil {
+		// Under the workspace's lock: an undo reading the record, or a
+		// commit writing beside it, finishes first.
+		l, err := lockWorkspace(filepath.Dir(m.dir))
+		if err != nil {
+			return removed, err
+		}
+		err = rmtree.All(m.dir)
+		l.unlock()
+		if err != nil {
 			return removed, err
 		}
 		total -= m.Kept

@@ -157,7 +157,7 @@ func (e *ConflictError) Error() string {
 // (*ConflictError) unless force; forced, what it overwrites is in the new
 // record too.
 func (s Store) Undo(m *Manifest, force bool, now time.Time) (*Manifest, error) {
-	l, err := lockWorkspace(filepath.Dir(m.dir))
+	l, err := s.lockRoots(m.Workspace, m.Roots)
 	if err != nil {
 		return nil, err
 	}

@@ -120,11 +120,17 @@ func (sn *Snapshot) missingTop(rel string) (string, error) {
 	return "", nil
 }
 
-// keepFile links the file at h to dst, or copies it (content and mode)
-// where a hard link is refused (another owner's file under
-// fs.protected_hardlinks).
+// maxCopy bounds the copy keepFile makes where it cannot link: a larger
+// file goes without undo rather than filling the store past its bound in
+// one write.
+const maxCopy = 64 << 20
+
+// keepFile links the file at h to dst, or copies it (content and mode;
+// the owner becomes the caller) where a hard link is refused (another
+// owner's file under fs.protected_hardlinks), up to maxCopy.
 func keepFile(h, dst string) error {
-	if err := unix.Linkat(unix.AT_FDCWD, h, unix.AT_FDCWD, dst, 0); err == nil {
+	lerr := unix.Linkat(unix.AT_FDCWD, h, unix.AT_FDCWD, dst, 0)
+	if lerr == nil {
 		return nil
 	}
 	in, err := os.OpenFile(h, os.O_RDONLY|unix.O_NOFOLLOW, 0)
@@ -135,6 +141,12 @@ func keepFile(h, dst string) error {
 	st, err := in.Stat()
 	if err != nil {
 		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s is no longer a regular file", h)
+	}
+	if st.Size() > maxCopy {
+		return fmt.Errorf("the file cannot be hard-linked into the record (%v), and at %s it is over the %s undo copies", lerr, Bytes(st.Size()), Bytes(maxCopy))
 	}
 	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, st.Mode().Perm())
 	if err != nil {

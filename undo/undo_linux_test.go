@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -348,5 +349,45 @@ func TestRecoverKeepsRwRoots(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(rw, "b")); string(b) != "b\n" {
 		t.Fatalf("--rw after undo of the recovered run: %q", b)
+	}
+}
+
+// Where the kernel refuses the hard link (here: another file system),
+// keepFile copies the file, up to maxCopy; a larger one is refused with a
+// reason, and nothing is left at the destination.
+func TestKeepFileCopiesUpToTheCap(t *testing.T) {
+	src, err := os.MkdirTemp("/dev/shm", "fbkeep-")
+	if err != nil {
+		t.Skipf("no tmpfs at /dev/shm: %v", err)
+	}
+	defer os.RemoveAll(src)
+	dst := t.TempDir()
+	if same, _ := sameFS(src, dst); same {
+		t.Skip("/dev/shm and the test's temporary directory are one file system")
+	}
+	small, big := filepath.Join(src, "small"), filepath.Join(src, "big")
+	write(t, small, "small\n")
+	os.Chmod(small, 0o640)
+	if err := os.WriteFile(big, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(big, maxCopy+1); err != nil {
+		t.Fatal(err)
+	}
+	if err := keepFile(small, filepath.Join(dst, "small")); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dst, "small")); string(b) != "small\n" {
+		t.Fatalf("copy: %q", b)
+	}
+	if st, _ := os.Stat(filepath.Join(dst, "small")); st.Mode().Perm() != 0o640 {
+		t.Errorf("copy mode %v, want 0640", st.Mode().Perm())
+	}
+	err = keepFile(big, filepath.Join(dst, "big"))
+	if err == nil || !strings.Contains(err.Error(), "over the") {
+		t.Fatalf("a file over maxCopy: %v, want a refusal", err)
+	}
+	if _, err := os.Lstat(filepath.Join(dst, "big")); err == nil {
+		t.Error("a refused copy left a file behind")
 	}
 }
