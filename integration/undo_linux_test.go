@@ -762,3 +762,33 @@ func TestUndoStoreHiddenFromFileTools(t *testing.T) {
 		}
 	})
 }
+
+// forgebox's state is hidden from every run: the history (every run's
+// command and output), its spool and the other runs' Git config copies
+// cannot be read from inside, by path or by listing; and what a run needs
+// of the state (its own copy of .git/config, its caches) still works.
+func TestForgeboxStateHidden(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		state := filepath.Join(e.stateHome(), "forgebox")
+		e.mkdir(filepath.Join(e.home, ".cache"))
+		if r := e.run([]string{"run", "-c", "echo the-earlier-output"}); r.code != 0 {
+			t.Fatalf("first run: %d %s", r.code, r.stderr)
+		}
+		e.git(e.ws, "init", "-q", ".")
+		line := fmt.Sprintf("head -c 15 %[1]s/history.db; cat %[1]s/history.db.spool/* %[1]s/history.db.spool 2>/dev/null | head -c 2000; ls -A %[1]s; git config --local core.bare; echo x > ~/.cache/f && echo cache-ok", state)
+		r := e.run([]string{"run", "-c", line})
+		if strings.Contains(r.stdout, "SQLite format") || strings.Contains(r.stdout, "the-earlier-output") {
+			t.Fatalf("a run read forgebox's history:\n%s", r.stdout)
+		}
+		if !strings.Contains(r.stdout, "false") || !strings.Contains(r.stdout, "cache-ok") {
+			t.Fatalf("the run's own Git config copy or cache did not work:\n%s\n%s", r.stdout, r.stderr)
+		}
+		// The listing shows at most the mount point of the run's own Git
+		// config copy.
+		for _, l := range strings.Fields(r.stdout) {
+			if l != "false" && l != "cache-ok" && l != "gitconfig" {
+				t.Fatalf("the run saw forgebox's state: %q in\n%s", l, r.stdout)
+			}
+		}
+	})
+}

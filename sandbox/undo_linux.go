@@ -41,12 +41,11 @@ func UndoPossible(s Spec) error {
 // workspace, so a run never requires them).
 func (p *prepared) planUndo(s Spec, l *layout, grants map[string]bool) error {
 	store := undo.StoreFor(s.StateDir)
-	// The store is hidden from every run, with undo or not: a --rw path
-	// holding forgebox's state would show the records of every workspace
-	// (what was deleted there) to a run that has no undo of its own.
-	if st, err := os.Lstat(store.Root); store.Root != "" && err == nil && st.IsDir() {
-		l.UndoStore = store.Root
-	}
+	// forgebox's state is hidden from every run, with undo or not: the
+	// undo store holds what was deleted in every workspace, the history
+	// every run's output, the Git config copies other runs' .git/config
+	// (stateHidden).
+	l.State = stateHidden(s.StateDir)
 	if !s.Undo || l.Profile == ProfileReadOnly {
 		if s.RequireUndo {
 			return &SetupError{Step: "undo", Message: "the command was allowed only because forgebox undo could take it back, and this run has no undo: run it with --no-undo to be asked about it instead"}
@@ -80,7 +79,7 @@ func (p *prepared) planUndo(s Spec, l *layout, grants map[string]bool) error {
 		p.warnings = append(p.warnings, fmt.Sprintf("an earlier run in this workspace ended with forgebox before its changes were carried in: they are now, undoable as record %s", id))
 	}
 	p.undo, p.undoStore = pend, store
-	l.Undo, l.UndoStore, l.UndoRequired = pend.Dir(), store.Root, s.RequireUndo
+	l.Undo, l.UndoRequired = pend.Dir(), s.RequireUndo
 	for i, root := range pend.Roots() {
 		if l.UndoRw == nil {
 			l.UndoRw = map[string]string{}
@@ -88,6 +87,17 @@ func (p *prepared) planUndo(s Spec, l *layout, grants map[string]bool) error {
 		l.UndoRw[root] = pend.RootDir(i)
 	}
 	return nil
+}
+
+// stateHidden is the part of forgebox's state directory a run's view
+// hides (an empty read-only directory there): all of it, where it exists.
+// What a run needs of it (its own Git config copy, its caches) is mounted
+// by its own items, which the hiding leaves in place.
+func stateHidden(stateDir string) string {
+	if st, err := os.Lstat(stateDir); stateDir != "" && err == nil && st.IsDir() {
+		return stateDir
+	}
+	return ""
 }
 
 // undoRefused is the warning for an overlay the kernel refused on root

@@ -17,12 +17,13 @@ type layout struct {
 	ReadOnly  []string   // --ro paths
 	Hide      []hostPath // --hide paths that exist
 	// Undo is the run's undo record (Dir/upper, Dir/work): the workspace
-	// is an overlay on the host's. UndoStore, the undo store, is hidden from
-	// every run that has one (planUndo), with undo or not.
-	// UndoRw are the --rw paths kept in the record too, each with its
-	// part (upper/, work/ as in Undo).
-	Undo, UndoStore string
-	UndoRw          map[string]string
+	// is an overlay on the host's. UndoRw are the --rw paths kept in the
+	// record too, each with its part (upper/, work/ as in Undo).
+	Undo   string
+	UndoRw map[string]string
+	// State is forgebox's state directory, hidden from every run
+	// (stateHidden), with undo or not.
+	State string
 	// UndoRequired: a kernel that refuses the overlay fails the run
 	// (Spec.RequireUndo).
 	UndoRequired bool
@@ -204,11 +205,11 @@ func (v *viewBuilder) grants(l layout) error {
 		v.put(it)
 		v.enf.Undo = true
 	}
-	// The undo store is hidden whether this run has undo or not
-	// (planUndo).
-	if l.UndoStore != "" && !v.has(l.UndoStore) {
-		v.put(viewItem{Kind: kindCover, Path: l.UndoStore, Dir: true})
-		v.enf.Hidden = append(v.enf.Hidden, l.UndoStore)
+	// forgebox's state is hidden whether this run has undo or not
+	// (stateHidden).
+	if l.State != "" && !v.has(l.State) {
+		v.put(viewItem{Kind: kindCover, Path: l.State, Dir: true})
+		v.enf.Hidden = append(v.enf.Hidden, l.State)
 	}
 	for _, p := range l.ReadOnly {
 		if slices.Contains(l.Writable, p) {

@@ -312,14 +312,15 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 	}
 	// The file tools keep the sandbox's rules: the workspace only, its
 	// protected names and forgebox's own configuration and state
-	// read-only, the secrets a run hides, the undo store and --hide paths
+	// read-only, the secrets a run hides, forgebox's state and --hide paths
 	// unread (a hard link to one in the workspace included).
 	home, _ := os.UserHomeDir()
 	hidden := slices.Concat(rf.hide, sandbox.HiddenSecrets(sandbox.Spec{Environ: os.Environ(), Home: home}))
-	// The undo store is hidden as in a run (with undo or not): its
-	// records hold what was deleted in every workspace.
-	if store := undo.StoreFor(spec.StateDir); store.Root != "" {
-		hidden = append(hidden, store.Root)
+	// forgebox's state is hidden as in a run (with undo or not): the undo
+	// records hold what was deleted in every workspace, the history every
+	// run's output.
+	if spec.StateDir != "" {
+		hidden = append(hidden, spec.StateDir)
 	}
 	fs, err := files.New(files.Options{Root: ctx.Workspace, Protected: sandbox.ProtectedNames(), IsProtected: sandbox.Protected,
 		Hidden: hidden, Own: rf.ownPaths()})
