@@ -227,6 +227,9 @@ type Judgement struct {
 
 	texts  []string // the texts rules were matched against
 	listed bool     // an allow rule of the configuration matched
+	// cacheFree: the command cannot tell the private package caches from
+	// none (judge.cacheFreeCommand, Decision.CacheFree).
+	cacheFree bool
 }
 
 // Decision is the verdict on a whole command line: the strictest verdict

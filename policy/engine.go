@@ -308,6 +308,7 @@ func (st *state) command(c *Command, how string) *Command {
 		}
 	}
 	st.out[at] = st.rule(j, inner)
+	st.out[at].cacheFree = j.cacheFreeCommand(c, inner)
 	return inner
 }
 
