@@ -61,7 +61,8 @@ func launchBench(ws, bin, baseline string, n int, name string, load bool) {
 	fmt.Printf(" what each part adds: the same run with one part off (median of pair differences)\n")
 	// /bin/true is a reader the judge knows: it runs without the private
 	// caches (runner.Caches). Their cost is measured on a line that keeps
-	// them, sh -c true, as a build or a script would.
+	// them, sh -c true, as a build or a script would; so is the judge's,
+	// since without a judge every run keeps them.
 	sh := []string{"--", "/bin/sh", "-c", "true"}
 	for _, off := range []struct {
 		flag, what string
@@ -69,7 +70,7 @@ func launchBench(ws, bin, baseline string, n int, name string, load bool) {
 	}{
 		{"--no-cache", "private package caches, where kept (sh -c true)", sh},
 		{"--no-history", "recording in the history", []string{"--", "/bin/true"}},
-		{"--no-policy", "the judge", []string{"--", "/bin/true"}},
+		{"--no-policy", "the judge (sh -c true)", sh},
 	} {
 		on := append([]string{bin, "run"}, off.argv...)
 		r, err := pairs.Compare(n/2, 10, pairs.Cmd{Argv: on, Dir: ws}, pairs.Cmd{Argv: append([]string{bin, "run", off.flag}, off.argv...), Dir: ws})
