@@ -1,6 +1,11 @@
 package policy
 
-import "strings"
+import (
+	"path"
+	"strings"
+
+	"github.com/forgebox/forgebox/pathtree"
+)
 
 // cacheFree are the readers of toolKnowledge whose work depends only on
 // their operands and standard input: they open no package cache (~/.cache,
@@ -77,13 +82,24 @@ func (j *judge) cacheFreeCommand(c, inner *Command) bool {
 }
 
 // cacheFreePlace: a word that points into the workspace, or a device
-// (/dev/null). The private caches never lie inside a writable root.
+// (/dev/null). The private caches never lie inside a writable root. It is
+// Context.Place cut down to the question, for speed (the judge asks it of
+// every word of every reader): a word inside the workspace, startup
+// files, hooks and .git included, counts, since none is a cache.
 func (j *judge) cacheFreePlace(a Arg) bool {
-	switch j.place(a) {
-	case PlaceWorkspace, PlaceWorkspaceRoot, PlaceGitDir, PlaceDevice:
-		return true
+	ctx := j.ctx
+	v := a.Value
+	switch {
+	case a.Glob:
+		p := j.place(a)
+		return p == PlaceWorkspace || p == PlaceWorkspaceRoot || p == PlaceGitDir || p == PlaceDevice
+	case v == "" || strings.HasPrefix(v, "~"):
+		return false
+	case strings.HasPrefix(v, "/dev/") || strings.HasPrefix(v, "/proc/self/fd/"):
+		return devicePlace(path.Clean(v)) == PlaceDevice
 	}
-	return false
+	ws := ctx.Workspace
+	return ws != "" && ws != "/" && ws != ctx.Home && pathtree.Within(ctx.Abs(v), ws)
 }
 
 // CacheFree reports whether no command of the line can tell the run's
