@@ -250,6 +250,10 @@ type Decision struct {
 	Reasons   []string    `json:"reasons"`
 	Scopes    []Scope     `json:"scopes,omitempty"` // the approvals an ask offers
 	Commands  []Judgement `json:"commands"`
+
+	// shaped: the line holds shell constructs beside its simple commands
+	// ([[ ]], for, case, ...): never cache-free (plainSyntax).
+	shaped bool
 }
 
 // Empty reports whether the line holds no command at all (nothing, blanks,

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/forgebox/forgebox/pathtree"
+	"mvdan.cc/sh/v3/syntax"
 )
 
 // cacheFree are the readers of toolKnowledge whose work depends only on
@@ -113,7 +114,7 @@ func (j *judge) cacheFreePlace(a Arg) bool {
 // interpreter, a build tool, a package manager, sh -c, eval, xargs, env,
 // a path outside the workspace, a variable — is not cache-free.
 func (d *Decision) CacheFree() bool {
-	if len(d.Commands) == 0 {
+	if len(d.Commands) == 0 || d.shaped {
 		return false
 	}
 	for _, j := range d.Commands {
@@ -122,4 +123,24 @@ func (d *Decision) CacheFree() bool {
 		}
 	}
 	return true
+}
+
+// plainSyntax reports whether shell code is only simple commands joined by
+// lists, pipes, ifs, whiles, groups and subshells, on literal words: no
+// [[ ]] test, arithmetic, for, select or case word list, declaration,
+// function, coprocess or expansion. The judge sees the commands of a line,
+// not those constructs, and [[ -f ~/.cache/x ]] reads a cache all the same.
+func plainSyntax(f *syntax.File) bool {
+	plain := true
+	syntax.Walk(f, func(n syntax.Node) bool {
+		switch n.(type) {
+		case nil, *syntax.File, *syntax.Stmt, *syntax.CallExpr, *syntax.BinaryCmd, *syntax.Word, *syntax.Lit,
+			*syntax.SglQuoted, *syntax.DblQuoted, *syntax.Redirect, *syntax.Comment, *syntax.Subshell,
+			*syntax.Block, *syntax.IfClause, *syntax.WhileClause, *syntax.TimeClause:
+			return plain
+		}
+		plain = false
+		return false
+	})
+	return plain
 }

@@ -69,6 +69,15 @@ func TestCacheFree(t *testing.T) {
 		{"touch f", false},
 		{"unknownprog", false},
 		{"/home/u/bin/cat f", false},
+		{"[[ -f ~/.cache/x ]] && echo y", false},
+		{"(( x = 1 )); echo y", false},
+		{"for f in ~/.cache/*; do echo x; done", false},
+		{"case x in x) ls;; esac", false},
+		{"coproc ls", false},
+		{"if true; then ls; fi", true},
+		{"ls 2>/dev/null || cat f", true},
+		{"(cd sub; ls)", false},
+		{"{ ls; cat f; } | wc -l", true},
 	} {
 		if got := e.DecideLine(testCtx, tc.line).CacheFree(); got != tc.want {
 			t.Errorf("DecideLine(%q).CacheFree() = %v, want %v\n%+v", tc.line, got, tc.want, e.DecideLine(testCtx, tc.line).Commands)
