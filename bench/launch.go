@@ -59,12 +59,21 @@ func launchBench(ws, bin, baseline string, n int, name string, load bool) {
 	fmt.Printf(" the binary's own start (goal: at most 1.5x a do-nothing static Go program)\n")
 	compare(ws, n, "forgebox version", []string{bin, "version"}, "a do-nothing static Go program", []string{nop})
 	fmt.Printf(" what each part adds: the same run with one part off (median of pair differences)\n")
-	for _, off := range []struct{ flag, what string }{
-		{"--no-cache", "private package caches (overlays of ~/.cache, Go's, npm's ...)"},
-		{"--no-history", "recording in the history"},
-		{"--no-policy", "the judge"},
+	// /bin/true is a reader the judge knows: it runs without the private
+	// caches (runner.Caches). Their cost is measured on a line that keeps
+	// them, sh -c true, as a build or a script would; so is the judge's,
+	// since without a judge every run keeps them.
+	sh := []string{"--", "/bin/sh", "-c", "true"}
+	for _, off := range []struct {
+		flag, what string
+		argv       []string
+	}{
+		{"--no-cache", "private package caches, where kept (sh -c true)", sh},
+		{"--no-history", "recording in the history", []string{"--", "/bin/true"}},
+		{"--no-policy", "the judge (sh -c true)", sh},
 	} {
-		r, err := pairs.Compare(n/2, 10, pairs.Cmd{Argv: run, Dir: ws}, pairs.Cmd{Argv: []string{bin, "run", off.flag, "--", "/bin/true"}, Dir: ws})
+		on := append([]string{bin, "run"}, off.argv...)
+		r, err := pairs.Compare(n/2, 10, pairs.Cmd{Argv: on, Dir: ws}, pairs.Cmd{Argv: append([]string{bin, "run", off.flag}, off.argv...), Dir: ws})
 		if err != nil {
 			fail(err.Error())
 		}

@@ -59,16 +59,23 @@ func serveBench(dir, bin, baseline string, n int) {
 		baseID, _ = res.StructuredContent.(map[string]any)["session"].(string)
 	}
 	var exec, execBase, execRatio []float64
+	// Each round alternates which server goes first: the second call of a
+	// round finds the machine just woken by the first.
 	for i := 0; i < n+warmup; i++ {
-		_, t := call("shell_exec", map[string]any{"session": id, "command": "true"})
-		if i >= warmup {
-			exec = append(exec, t)
+		var t, o float64
+		if callBase != nil && i%2 == 1 {
+			_, o = callBase("shell_exec", map[string]any{"session": baseID, "command": "true"})
 		}
+		_, t = call("shell_exec", map[string]any{"session": id, "command": "true"})
+		if callBase != nil && i%2 == 0 {
+			_, o = callBase("shell_exec", map[string]any{"session": baseID, "command": "true"})
+		}
+		if i < warmup {
+			continue
+		}
+		exec = append(exec, t)
 		if callBase != nil {
-			_, o := callBase("shell_exec", map[string]any{"session": baseID, "command": "true"})
-			if i >= warmup {
-				execBase, execRatio = append(execBase, o), append(execRatio, t/o)
-			}
+			execBase, execRatio = append(execBase, o), append(execRatio, t/o)
 		}
 	}
 	call("shell_close", map[string]any{"session": id})

@@ -394,3 +394,42 @@ func TestCacheConcurrentRuns(t *testing.T) {
 		}
 	})
 }
+
+// A judged line of readers on the workspace runs without the private
+// caches (runner.Caches), and says so; a line that may use a cache (a
+// build tool, a shell, a script of the workspace, a reader of a cache
+// path) keeps them, and sees what earlier runs wrote there.
+func TestCacheOnlyWhereUsed(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		e.judged = true
+		e.mkdir(filepath.Join(e.home, ".cache"))
+		e.write(filepath.Join(e.ws, "f"), "one\ntwo\n")
+		e.write(filepath.Join(e.ws, "script"), "#!/bin/sh\necho private > ~/.cache/from-script\n")
+		os.Chmod(filepath.Join(e.ws, "script"), 0o755)
+		for _, tc := range []struct {
+			args   []string
+			caches bool
+			stdout string
+		}{
+			{[]string{"-c", "ls; cat f | grep tw"}, false, "f\nscript\ntwo\n"},
+			{[]string{"--", "/bin/true"}, false, ""},
+			{[]string{"-c", "./script && cat ~/.cache/from-script"}, true, "private\n"},
+			{[]string{"-c", "cat ~/.cache/from-script"}, true, "private\n"},
+			{[]string{"-c", "sh -c 'ls f'"}, true, "f\n"},
+			{[]string{"-c", goBin + " env GOCACHE >/dev/null"}, true, ""},
+			{[]string{"-c", "ls f | xargs cat"}, true, "one\ntwo\n"},
+		} {
+			r, res := e.runJSON(tc.args)
+			if res.ExitCode != 0 || res.Stdout != tc.stdout || res.Enforced == nil {
+				t.Errorf("run %q: exit %d, stdout %q (want %q)\n%s%s", tc.args, res.ExitCode, res.Stdout, tc.stdout, res.Stderr, r.stderr)
+				continue
+			}
+			if got := len(res.Enforced.Caches) != 0; got != tc.caches {
+				t.Errorf("run %q: enforced.caches = %+v; want caches %v", tc.args, res.Enforced.Caches, tc.caches)
+			}
+		}
+		if _, err := os.Stat(filepath.Join(e.home, ".cache", "from-script")); err == nil {
+			t.Errorf("the script's write reached the host's ~/.cache")
+		}
+	})
+}

@@ -227,6 +227,9 @@ type Judgement struct {
 
 	texts  []string // the texts rules were matched against
 	listed bool     // an allow rule of the configuration matched
+	// cacheFree: the command cannot tell the private package caches from
+	// none (judge.cacheFreeCommand, Decision.CacheFree).
+	cacheFree bool
 }
 
 // Decision is the verdict on a whole command line: the strictest verdict
@@ -247,6 +250,10 @@ type Decision struct {
 	Reasons   []string    `json:"reasons"`
 	Scopes    []Scope     `json:"scopes,omitempty"` // the approvals an ask offers
 	Commands  []Judgement `json:"commands"`
+
+	// shaped: the line holds shell constructs beside its simple commands
+	// ([[ ]], for, case, ...): never cache-free (plainSyntax).
+	shaped bool
 }
 
 // Empty reports whether the line holds no command at all (nothing, blanks,

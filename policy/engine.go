@@ -2,6 +2,7 @@ package policy
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -66,6 +67,7 @@ type state struct {
 	work   int
 	count  int
 	capped bool
+	shaped bool // some code of the line is not plainSyntax
 	out    []Judgement
 	spans  []string // whole lines and pipelines, for rules with operators
 }
@@ -189,6 +191,11 @@ func (st *state) line(src string, depth int, how string) {
 			st.ctx = &next
 		}
 	}
+	// Only a line whose commands are all cache-free needs its shape
+	// looked at (Decision.CacheFree).
+	if !st.shaped && !slices.ContainsFunc(st.out, func(j Judgement) bool { return !j.cacheFree }) {
+		st.shaped = !plainSyntax(f)
+	}
 }
 
 // changesDir reports whether a command moves the shell: cd and pushd, also
@@ -308,6 +315,7 @@ func (st *state) command(c *Command, how string) *Command {
 		}
 	}
 	st.out[at] = st.rule(j, inner)
+	st.out[at].cacheFree = j.cacheFreeCommand(c, inner)
 	return inner
 }
 

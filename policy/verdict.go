@@ -217,7 +217,7 @@ func firstMatch(rules []Rule, texts []string, spanning bool) *Rule {
 
 // decision combines the judgements: the strictest wins.
 func (st *state) decision() *Decision {
-	d := &Decision{Commands: st.out, Reasons: []string{}}
+	d := &Decision{Commands: st.out, Reasons: []string{}, shaped: st.shaped}
 	if d.Commands == nil {
 		d.Commands = []Judgement{}
 	}

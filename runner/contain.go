@@ -1,7 +1,9 @@
 package runner
 
 import (
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/forgebox/forgebox/pathtree"
@@ -69,3 +71,40 @@ func OnTerminal(spec sandbox.Spec) sandbox.Spec {
 // Unsandboxed is the containment of a command forgebox judges but does not
 // run: the Claude Code hook without --wrap lets Claude Code run it as it is.
 var Unsandboxed = policy.Containment{How: "it runs outside forgebox's sandbox"}
+
+// Caches reports whether a run mounts the private package caches: the
+// one place that decides it, for every surface that runs a command through
+// Run. A judged line that cannot tell the caches from none
+// (policy.Decision.CacheFree: readers forgebox knows, on the workspace)
+// runs without them, which saves their overlays; leaving them out only
+// takes away (the host's caches are read-only then, as the rest of the
+// home). They stay for everything else: a command nothing judged
+// (--no-policy, a shell session's own shell), one on a terminal (run
+// --pty: a person may type anything), and one whose PATH holds a
+// directory the command can write or a relative one, where a reader's
+// name may find a program of the workspace.
+func Caches(spec sandbox.Spec, st sandbox.Streams, d *policy.Decision) bool {
+	if spec.NoCache {
+		return false
+	}
+	if d == nil || st.PTY || !d.CacheFree() {
+		return true
+	}
+	env, _, err := sandbox.CommandEnv(spec)
+	if err != nil {
+		return true
+	}
+	for _, kv := range env {
+		p, ok := strings.CutPrefix(kv, "PATH=")
+		if !ok {
+			continue
+		}
+		for _, dir := range filepath.SplitList(p) {
+			if !filepath.IsAbs(dir) || spec.Workspace != "" && pathtree.Within(dir, spec.Workspace) ||
+				slices.ContainsFunc(spec.ReadWrite, func(w string) bool { return pathtree.Within(dir, w) }) {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -134,6 +134,7 @@ func Run(ctx context.Context, req Request) *Outcome {
 		if !ok {
 			return out
 		}
+		spec.NoCache = !Caches(spec, req.Streams, j.decision)
 		rec.judged(j)
 	} else {
 		if spec.Network == sandbox.NetAllow {

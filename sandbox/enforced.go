@@ -48,8 +48,9 @@ type Enforced struct {
 	// Caches are the package caches the command may write, each into a
 	// cache private to forgebox and the workspace (package caches): an
 	// overlay on the host's directory, or a plain private directory when
-	// the host has none or overlay is refused. Empty with Spec.NoCache,
-	// without a sandbox, and on macOS and Windows, which have no mount
+	// the host has none or overlay is refused. Empty with Spec.NoCache
+	// (--no-cache, or a judged line of readers on the workspace:
+	// runner.Caches), without a sandbox, and on macOS and Windows, which have no mount
 	// namespace to build them in: there the caches stay as the profile
 	// leaves them.
 	Caches []CacheMount `json:"caches"`

@@ -130,7 +130,8 @@ type Spec struct {
 	// By default the command writes ~/.cache, Go's module cache, ~/.npm
 	// and the others of caches.Table into caches private to forgebox and
 	// the workspace, kept beneath StateDir; without a StateDir there are
-	// none.
+	// none. A judged line that only reads the workspace runs without them
+	// too (runner.Caches).
 	NoCache bool
 	// Undo keeps the run's changes to the workspace undoable (Linux): the
 	// command writes an overlay of the workspace, and once its tree is
