@@ -792,3 +792,33 @@ func TestForgeboxStateHidden(t *testing.T) {
 		}
 	})
 }
+
+// XDG_STATE_HOME reached through a symbolic link (a dotfiles setup, a home
+// under a linked /home): every run failed with "too many levels of
+// symbolic links", since the child clones the caches and the undo record
+// beneath the state directory without following any. The state is
+// resolved first: runs keep their caches and undo, and stay hidden from it.
+func TestStateThroughSymlink(t *testing.T) {
+	forEachMode(t, func(t *testing.T, e *env) {
+		link := filepath.Join(e.dir, "state-link")
+		if err := os.Symlink(e.stateHome(), link); err != nil {
+			t.Fatal(err)
+		}
+		e.chown(link)
+		e.extra = append(e.extra, "XDG_STATE_HOME="+link)
+		e.mkdir(filepath.Join(e.home, ".cache"))
+		e.write(filepath.Join(e.ws, "a.txt"), "a\n")
+		before := treeHash(t, e.ws)
+		out := e.undoRun("echo b > a.txt; echo c > ~/.cache/c; cat " + filepath.Join(link, "forgebox", "history.db") + " 2>&1 | head -c 20")
+		if out.ExitCode != 0 {
+			t.Fatalf("a run with the state through a symlink: %+v", out)
+		}
+		r := e.run([]string{"run", "--json", "-c", "head -c 15 " + filepath.Join(link, "forgebox", "history.db")})
+		if strings.Contains(r.stdout, "SQLite format") {
+			t.Fatalf("the run read the history through the state's symlink: %s", r.stdout)
+		}
+		if r := e.run([]string{"undo", "--to", out.Changes.UndoID}); r.code != 0 || treeHash(t, e.ws) != before {
+			t.Fatalf("undo through the linked state: %d %s", r.code, r.stderr)
+		}
+	})
+}

@@ -32,6 +32,7 @@ func Run(ctx context.Context, spec Spec, st Streams) (*Result, error) {
 		return nil, &UnavailableError{Layer: "sandbox child", Reason: "this forgebox was built without cgo"}
 	}
 	tl := &timeline{start: monotonicNow()}
+	spec.StateDir = hostStateDir(spec.StateDir)
 	pl, err := newPlumbing(st, spec.IdleTimeout > 0)
 	if err != nil {
 		return nil, fmt.Errorf("connect standard streams: %w", err)

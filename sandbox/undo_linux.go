@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -89,10 +90,27 @@ func (p *prepared) planUndo(s Spec, l *layout, grants map[string]bool) error {
 	return nil
 }
 
+// hostStateDir is forgebox's state directory (Spec.StateDir) as the host
+// has it: made if missing (0700), so that what later runs write there
+// while this one lives (a session lives for hours) is hidden from it too
+// (stateHidden); and with no symbolic link on its way (XDG_STATE_HOME or
+// the home may lead there through one), since the child clones the
+// caches and the undo records beneath it without following any. Where it
+// cannot be made, it is left as given: the run goes without what needs it.
+func hostStateDir(stateDir string) string {
+	if stateDir == "" || os.MkdirAll(stateDir, 0o700) != nil {
+		return stateDir
+	}
+	if real, err := filepath.EvalSymlinks(stateDir); err == nil {
+		return real
+	}
+	return stateDir
+}
+
 // stateHidden is the part of forgebox's state directory a run's view
-// hides (an empty read-only directory there): all of it, where it exists.
-// What a run needs of it (its own Git config copy, its caches) is mounted
-// by its own items, which the hiding leaves in place.
+// hides (an empty read-only directory there): all of it. What a run needs
+// of it (its own Git config copy, its caches) is mounted by its own items,
+// which the hiding leaves in place.
 func stateHidden(stateDir string) string {
 	if st, err := os.Lstat(stateDir); stateDir != "" && err == nil && st.IsDir() {
 		return stateDir
