@@ -25,8 +25,8 @@ import (
 // next identical call finds it and runs once.
 //
 // Only the person can answer: requests live in forgebox's state
-// directory, which the sandbox keeps read-only and the file tools cannot
-// reach, never in the workspace (then no request is filed at all), and
+// directory, which the sandbox hides from every run and the file tools
+// cannot reach, never in the workspace (then no request is filed at all), and
 // forgebox approve asks on a terminal.
 type ApprovalRequest struct {
 	Code      string   `json:"code"`

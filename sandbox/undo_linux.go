@@ -107,6 +107,10 @@ func hostStateDir(stateDir string) string {
 	return stateDir
 }
 
+// HiddenState is what of forgebox's state a run hides (stateHidden), for
+// the surfaces that act outside a run: the MCP file tools hide the same.
+func HiddenState(s Spec) string { return stateHidden(hostStateDir(s.StateDir)) }
+
 // stateHidden is the part of forgebox's state directory a run's view
 // hides (an empty read-only directory there): all of it. What a run needs
 // of it (its own Git config copy, its caches) is mounted by its own items,

@@ -319,8 +319,8 @@ func newServeBackend(rf runFlags, sf serveFlags) (*serveBackend, agent.Config, e
 	// forgebox's state is hidden as in a run (with undo or not): the undo
 	// records hold what was deleted in every workspace, the history every
 	// run's output.
-	if spec.StateDir != "" {
-		hidden = append(hidden, spec.StateDir)
+	if st := sandbox.HiddenState(spec); st != "" {
+		hidden = append(hidden, st)
 	}
 	fs, err := files.New(files.Options{Root: ctx.Workspace, Protected: sandbox.ProtectedNames(), IsProtected: sandbox.Protected,
 		Hidden: hidden, Own: rf.ownPaths()})

@@ -20,9 +20,11 @@ const undoUsage = `Usage:
   forgebox undo --list                        the workspace's undo records
   forgebox undo --limit SIZE --keep-days N     bound the store (default 2GiB, 14 days; pruned after runs)
 
-A sandboxed run does not write the workspace while it goes on: it writes an
-overlay, carried in when it ends, and what it replaced is kept in an undo
-record beneath $XDG_STATE_HOME/forgebox/undo. RUN is a record id (or a
+A sandboxed run does not write the workspace (nor its --rw directories on
+the same file system as the store) while it goes on: it writes an overlay,
+carried in when it ends, and what it replaced is kept in an undo record
+beneath $XDG_STATE_HOME/forgebox/undo. The MCP server's write_file,
+edit_file and multi_edit_file keep what they replace there too. RUN is a record id (or a
 unique prefix), or the run's history key (history_key in run --json);
 default: the last run in this workspace that changed it and is not undone.
 An undo that would overwrite paths changed after RUN (by the person or a
