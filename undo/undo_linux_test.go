@@ -391,3 +391,69 @@ func TestKeepFileCopiesUpToTheCap(t *testing.T) {
 		t.Error("a refused copy left a file behind")
 	}
 }
+
+// The file tools' snapshot while a directory on the way is swapped, over
+// and over, with a symlink to a directory outside the workspace
+// (RENAME_EXCHANGE, as a sandboxed command can): a snapshot either fails
+// or keeps the workspace's file, never the outside one, so that no undo
+// can bring a hard link to an outside file into the workspace; and the
+// outside file is unchanged.
+func TestSnapshotUnderParentSwap(t *testing.T) {
+	root := t.TempDir()
+	ws, outside := filepath.Join(root, "ws"), filepath.Join(root, "outside")
+	store := StoreFor(filepath.Join(root, "state"))
+	write(t, filepath.Join(ws, "d/f"), "inside\n")
+	write(t, filepath.Join(outside, "f"), "outside\n")
+	if err := os.Symlink(outside, filepath.Join(ws, "swap")); err != nil {
+		t.Fatal(err)
+	}
+	var out unix.Stat_t
+	if err := unix.Stat(filepath.Join(outside, "f"), &out); err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	swapped := make(chan int)
+	go func() {
+		n := 0
+		for {
+			select {
+			case <-stop:
+				swapped <- n
+				return
+			default:
+			}
+			if unix.Renameat2(unix.AT_FDCWD, filepath.Join(ws, "d"), unix.AT_FDCWD, filepath.Join(ws, "swap"), unix.RENAME_EXCHANGE) == nil {
+				n++
+			}
+		}
+	}()
+	kept, failed := 0, 0
+	for i := 0; i < 2000; i++ {
+		sn, err := store.Snapshot(ws, "write_file d/f", []string{"d/f"}, time.Now())
+		if err != nil {
+			failed++
+			continue
+		}
+		var st unix.Stat_t
+		if err := unix.Lstat(filepath.Join(sn.dir, "before", "d", "f"), &st); err == nil {
+			kept++
+			if st.Ino == out.Ino && st.Dev == out.Dev {
+				close(stop)
+				<-swapped
+				t.Fatalf("snapshot %d kept the file outside the workspace", i)
+			}
+		}
+		sn.Discard()
+	}
+	close(stop)
+	n := <-swapped
+	if n < 100 {
+		t.Fatalf("only %d swaps happened: the race was not run", n)
+	}
+	var after unix.Stat_t
+	unix.Stat(filepath.Join(outside, "f"), &after)
+	if b, _ := os.ReadFile(filepath.Join(outside, "f")); string(b) != "outside\n" || after.Nlink != 1 {
+		t.Fatalf("the outside file changed: %q, %d links", b, after.Nlink)
+	}
+	t.Logf("%d swaps; %d snapshots kept the workspace's file, %d failed", n, kept, failed)
+}
